@@ -1,0 +1,79 @@
+// kvcg/config.h — everything Store::Open needs to know.
+//
+// Defaults follow Redis where Redis has an equivalent (512 MiB values) and
+// the KVCG paper elsewhere. A zero in a "0 = auto/unlimited" field is never an
+// error. Store::Open validates the whole Config and rejects contradictions
+// with Code::kInvalidArgument before allocating anything.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kvcg/hash.h"
+
+namespace kvcg {
+
+// Which canonical-store backend holds the keys.
+enum class Backend : uint8_t {
+  kAuto,  // GPU if a usable CUDA device exists, else CPU. Never fails for lack of a GPU.
+  kGpu,   // L-Slab on the GPU; Open fails with kUnavailable when there is no GPU.
+  kCpu,   // The CPU concurrent hash map; same semantics, no GPU needed.
+};
+
+// How keys and values are laid out in the canonical store.
+enum class Layout : uint8_t {
+  kGeneral,  // Binary keys and values of any size within the limits below.
+  kFixed8,   // Keys and values of exactly 8 bytes, stored inline (the paper's
+             // benchmark configuration). Other sizes get kInvalidArgument.
+};
+
+// Which components serve requests (the paper's configurations, §8).
+enum class Mode : uint8_t {
+  kGpuOnly,  // "gpu-only" (the paper's KVG): every operation goes to the canonical store.
+  kKvcg,     // "kvcg": router + hot cache on the CPU, everything else to the canonical store.
+  kCpuOnly,  // "cpu-only" (the paper's KVC): the hot cache serves every key.
+};
+
+// Parse "auto"/"gpu"/"cpu", "general"/"fixed8" and "kvcg"/"gpu-only"/"cpu-only".
+// Return false (leaving *out alone) on anything else.
+bool ParseBackend(const std::string& text, Backend* out);
+bool ParseLayout(const std::string& text, Layout* out);
+bool ParseMode(const std::string& text, Mode* out);
+const char* BackendName(Backend backend);
+const char* LayoutName(Layout layout);
+const char* ModeName(Mode mode);
+
+struct Config {
+  Backend backend = Backend::kAuto;
+  Layout layout = Layout::kGeneral;
+  // The engine (hot cache + router) is a separate component; until it is
+  // built in, only kGpuOnly (the canonical store alone) is accepted.
+  Mode mode = Mode::kGpuOnly;
+
+  // --- Limits (per operation). Larger input gets kKeyTooLarge/kValueTooLarge.
+  size_t max_key_bytes = 64 * 1024;
+  size_t max_value_bytes = 512ull * 1024 * 1024;
+
+  // --- Capacity. A PUT that would exceed either gets kCapacityExhausted and
+  // changes nothing; everything stored before stays readable.
+  uint64_t max_keys = 0;          // Distinct keys; 0 = unlimited.
+  uint64_t max_memory_bytes = 0;  // Keys + values + per-entry overhead; 0 = unlimited.
+  uint64_t expected_keys = 1 << 20;  // Sizing hint only; tables grow past it.
+
+  // Hash of a key; see kvcg/hash.h. Must not be null.
+  HashFunction hash = &Xxh3Hash;
+
+  // --- CPU backend.
+  uint32_t cpu_shards = 0;  // Independently locked shards; 0 = 64 per hardware thread, rounded to a power of two.
+
+  // --- GPU backend.
+  int gpu_device = 0;                // CUDA device ordinal.
+  uint64_t gpu_memory_bytes = 0;     // Device memory the slab pool may use; 0 = 3/4 of what is free.
+  uint32_t gpu_orchestrators = 4;    // Orchestrator threads, one CUDA stream each.
+  uint32_t gpu_max_batch_ops = 0;    // Aggregated batch size bound; 0 = 2 x resident threads.
+  uint32_t gpu_batch_timeout_us = 20;  // Aggregation time bound (Mega-KV periodic scheduling).
+  uint32_t retry_timeout_ms = 1000;  // Bound on internal retries before kTimedOut.
+};
+
+}  // namespace kvcg

@@ -1,0 +1,52 @@
+// Text forms of the Config enums, shared by the server's flags, the config
+// file and the benchmarks so every tool spells them the same way.
+#include "kvcg/config.h"
+
+namespace kvcg {
+
+bool ParseBackend(const std::string& text, Backend* out) {
+  if (text == "auto") *out = Backend::kAuto;
+  else if (text == "gpu") *out = Backend::kGpu;
+  else if (text == "cpu") *out = Backend::kCpu;
+  else return false;
+  return true;
+}
+
+bool ParseLayout(const std::string& text, Layout* out) {
+  if (text == "general") *out = Layout::kGeneral;
+  else if (text == "fixed8") *out = Layout::kFixed8;
+  else return false;
+  return true;
+}
+
+bool ParseMode(const std::string& text, Mode* out) {
+  if (text == "kvcg") *out = Mode::kKvcg;
+  else if (text == "gpu-only") *out = Mode::kGpuOnly;
+  else if (text == "cpu-only") *out = Mode::kCpuOnly;
+  else return false;
+  return true;
+}
+
+const char* ModeName(Mode mode) {
+  switch (mode) {
+    case Mode::kGpuOnly: return "gpu-only";
+    case Mode::kKvcg: return "kvcg";
+    case Mode::kCpuOnly: return "cpu-only";
+  }
+  return "unknown";
+}
+
+const char* BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kAuto: return "auto";
+    case Backend::kGpu: return "gpu";
+    case Backend::kCpu: return "cpu";
+  }
+  return "unknown";
+}
+
+const char* LayoutName(Layout layout) {
+  return layout == Layout::kFixed8 ? "fixed8" : "general";
+}
+
+}  // namespace kvcg

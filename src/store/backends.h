@@ -1,0 +1,42 @@
+// Internal: the canonical-store backends behind Store::Open, and the checks
+// every backend applies to every operation so that both answer bad input
+// identically (the conformance suite holds them to it).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kvcg/batch.h"
+#include "kvcg/config.h"
+#include "kvcg/status.h"
+#include "kvcg/store.h"
+
+namespace kvcg::store {
+
+// Rejects contradictory configurations (null hash, zero limits, ...).
+Status ValidateConfig(const Config& config);
+
+Status OpenCpuStore(const Config& config, std::unique_ptr<Store>* store);
+
+// Defined by the CUDA backend when built with CUDA, otherwise by a stub that
+// answers kUnavailable. `why` (may be null) receives the reason when false.
+bool GpuAvailable(const Config& config, std::string* why);
+Status OpenGpuStore(const Config& config, std::unique_ptr<Store>* store);
+
+// The per-operation input check of the contract: kOk, or the error code the
+// operation must be answered with (nothing may be changed for it).
+inline Code CheckOperation(const Config& config, OpType type, std::string_view key,
+                           std::string_view value) {
+  const bool stores = type == OpType::kPut || type == OpType::kCompareAndSwap;
+  if (!stores && type != OpType::kGet && type != OpType::kDelete) return Code::kInvalidArgument;
+  if (key.size() > config.max_key_bytes) return Code::kKeyTooLarge;
+  if (stores && value.size() > config.max_value_bytes) return Code::kValueTooLarge;
+  if (config.layout == Layout::kFixed8) {
+    if (key.size() != 8) return Code::kInvalidArgument;
+    if (stores && value.size() != 8) return Code::kInvalidArgument;
+  }
+  return Code::kOk;
+}
+
+}  // namespace kvcg::store

@@ -1,0 +1,86 @@
+// CpuStore: the canonical store's CPU backend — a sharded concurrent hash
+// map holding every key under the full Store contract.
+//
+// Design. The key space is split by the high bits of the key's hash into a
+// power-of-two number of shards (64 per hardware thread by default), each an
+// open-addressing ShardTable behind its own readers–writer spin lock: there
+// is no global lock, and with uniform keys two threads rarely meet on a
+// shard. Every operation takes exactly one shard lock for its whole
+// read-modify-write, which makes it linearizable; a batch runs its
+// operations in order on the submitting thread, which gives same-key order
+// inside a batch and across one submitter's batches for free. Submit
+// therefore completes inline: the completion runs before Submit returns.
+//
+// Capacity. Config::max_keys and max_memory_bytes are enforced exactly with
+// global reservation counters (reserve, then roll back on overshoot), used
+// only when a limit is configured; otherwise only per-shard counters are
+// touched, which keeps the read path free of shared writes.
+//
+// It is what runs when there is no GPU, and the reference the GPU backend
+// must match (the conformance suite runs both).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvcg/store.h"
+#include "store/cpu/rw_spin_lock.h"
+#include "store/cpu/shard_table.h"
+
+namespace kvcg::store::cpu {
+
+class CpuStore final : public Store {
+ public:
+  explicit CpuStore(const Config& config);
+  ~CpuStore() override = default;
+
+  void Submit(Batch batch, Completion done) override;
+  std::vector<OpResult> Execute(Batch batch) override;
+  uint64_t Size() const override;
+  uint64_t MemoryBytes() const override;
+  void Clear() override;
+  StoreInfo Info() const override;
+
+  // Bytes charged per entry beyond its key and value: the tag, two string
+  // headers and the table's slack, rounded up. Public for tests.
+  static constexpr uint64_t kEntryOverhead = 96;
+
+ private:
+  struct alignas(64) Shard {
+    RwSpinLock lock;
+    ShardTable table;
+    uint64_t bytes = 0;  // charged bytes of this shard's entries; under `lock`
+  };
+
+  void ExecuteOne(const Batch& batch, size_t i, OpResult* result);
+  void Get(Shard& shard, uint64_t hash, std::string_view key, OpResult* result);
+  void Put(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
+           OpResult* result);
+  void Delete(Shard& shard, uint64_t hash, std::string_view key, OpResult* result);
+  void CompareAndSwap(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
+                      const std::string_view* expected, OpResult* result);
+  // Stores `value` at entry `index` (or inserts when index < 0) after
+  // checking capacity; fills `result` with the previous value or an error.
+  void Store(Shard& shard, uint64_t hash, int64_t index, std::string_view key,
+             std::string_view value, OpResult* result);
+
+  // Reserve room for `keys` more keys and `bytes` more bytes; false (and
+  // nothing reserved) when a configured limit would be exceeded.
+  bool Reserve(int64_t keys, int64_t bytes);
+
+  Shard& ShardFor(uint64_t hash) { return shards_[(hash >> shard_shift_) & shard_mask_]; }
+
+  const Config config_;
+  std::unique_ptr<Shard[]> shards_;
+  uint32_t shard_count_;
+  uint32_t shard_mask_;
+  uint32_t shard_shift_;
+  const bool limited_;
+  std::atomic<int64_t> reserved_keys_{0};
+  std::atomic<int64_t> reserved_bytes_{0};
+};
+
+}  // namespace kvcg::store::cpu

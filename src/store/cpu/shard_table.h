@@ -1,0 +1,134 @@
+// ShardTable: one shard's open-addressing hash table of owned byte strings.
+//
+// Not thread-safe: CpuStore guards each table with its shard's lock.
+//
+// Layout: a dense array of 64-bit tags (the key's hash, 0 meaning empty)
+// probed linearly, beside a parallel array of {key, value} strings. Probing
+// touches only the tag array (eight tags per cache line); a key's bytes are
+// compared only when its tag matches, and always compared exactly, so keys
+// with equal hashes never alias — with a degenerate hash the table is merely
+// slow. Deletion uses backward shifting, so there are no tombstones and a
+// table under an endless insert/delete loop never needs rebuilding.
+//
+// Memory: values are std::string; an overwrite assigns into the existing
+// string (reusing its buffer when it is large enough) and a delete destroys
+// it, so memory is reclaimed at once. Readers never see freed memory because
+// they copy values out while holding the shard lock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kvcg::store::cpu {
+
+class ShardTable {
+ public:
+  struct Entry {
+    std::string key;
+    std::string value;
+  };
+
+  explicit ShardTable(size_t initial_capacity = 16) { Reset(initial_capacity); }
+
+  // Index of `key`'s entry, or -1.
+  int64_t Find(uint64_t hash, std::string_view key) const {
+    const uint64_t tag = TagOf(hash);
+    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      const uint64_t t = tags_[i];
+      if (t == 0) return -1;
+      if (t == tag && entries_[i].key == key) return static_cast<int64_t>(i);
+    }
+  }
+
+  Entry& at(int64_t index) { return entries_[static_cast<size_t>(index)]; }
+  const Entry& at(int64_t index) const { return entries_[static_cast<size_t>(index)]; }
+
+  // Inserts a key known to be absent; returns its entry. May grow the table
+  // (invalidating indices and references from before the call).
+  Entry& InsertAbsent(uint64_t hash, std::string_view key, std::string_view value) {
+    if ((size_ + 1) * 4 > tags_.size() * 3) Grow();
+    const uint64_t tag = TagOf(hash);
+    size_t i = tag & mask_;
+    while (tags_[i] != 0) i = (i + 1) & mask_;
+    tags_[i] = tag;
+    entries_[i].key.assign(key);
+    entries_[i].value.assign(value);
+    ++size_;
+    return entries_[i];
+  }
+
+  // Removes the entry at `index`, moving its value into *old_value.
+  void Erase(int64_t index, std::string* old_value) {
+    size_t hole = static_cast<size_t>(index);
+    *old_value = std::move(entries_[hole].value);
+    // Backward-shift: pull later members of the probe run into the hole when
+    // the hole lies between their home slot and their current slot.
+    for (size_t j = (hole + 1) & mask_; tags_[j] != 0; j = (j + 1) & mask_) {
+      const size_t home = HomeOf(j);
+      const bool movable = ((j - home) & mask_) >= ((j - hole) & mask_);
+      if (movable) {
+        tags_[hole] = tags_[j];
+        entries_[hole] = std::move(entries_[j]);
+        hole = j;
+      }
+    }
+    tags_[hole] = 0;
+    entries_[hole] = Entry{};
+    --size_;
+  }
+
+  size_t size() const { return size_; }
+
+  // Drops every entry and shrinks back to `capacity` slots.
+  void Reset(size_t capacity) {
+    size_t slots = 16;
+    while (slots < capacity * 4 / 3 + 1) slots <<= 1;
+    std::vector<uint64_t>(slots, 0).swap(tags_);
+    std::vector<Entry>(slots).swap(entries_);
+    mask_ = slots - 1;
+    size_ = 0;
+  }
+
+  // Calls f(key, value) for every entry.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (size_t i = 0; i < tags_.size(); ++i) {
+      if (tags_[i] != 0) f(entries_[i].key, entries_[i].value);
+    }
+  }
+
+ private:
+  // The stored tag is the hash with 0 remapped to 1, so 0 can mean "empty".
+  // Home slots are computed from the tag (not the hash) so that they can be
+  // recomputed from the table alone when shifting and growing.
+  static uint64_t TagOf(uint64_t hash) { return hash == 0 ? 1 : hash; }
+  size_t HomeOf(size_t slot) const { return tags_[slot] & mask_; }
+
+  void Grow() {
+    std::vector<uint64_t> old_tags;
+    std::vector<Entry> old_entries;
+    old_tags.swap(tags_);
+    old_entries.swap(entries_);
+    const size_t slots = old_tags.size() * 2;
+    tags_.assign(slots, 0);
+    entries_.resize(slots);
+    mask_ = slots - 1;
+    for (size_t i = 0; i < old_tags.size(); ++i) {
+      if (old_tags[i] == 0) continue;
+      size_t j = old_tags[i] & mask_;
+      while (tags_[j] != 0) j = (j + 1) & mask_;
+      tags_[j] = old_tags[i];
+      entries_[j] = std::move(old_entries[i]);
+    }
+  }
+
+  std::vector<uint64_t> tags_;
+  std::vector<Entry> entries_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace kvcg::store::cpu
