@@ -47,8 +47,8 @@ const char* ModeName(Mode mode);
 struct Config {
   Backend backend = Backend::kAuto;
   Layout layout = Layout::kGeneral;
-  // The engine (hot cache + router) is a separate component; until it is
-  // built in, only kGpuOnly (the canonical store alone) is accepted.
+  // kGpuOnly opens the canonical store alone; kKvcg and kCpuOnly wrap it in
+  // the engine (hot cache + router, see kvcg/engine.h).
   Mode mode = Mode::kGpuOnly;
 
   // --- Limits (per operation). Larger input gets kKeyTooLarge/kValueTooLarge.
@@ -74,6 +74,16 @@ struct Config {
   uint32_t gpu_max_batch_ops = 0;    // Aggregated batch size bound; 0 = 2 x resident threads.
   uint32_t gpu_batch_timeout_us = 20;  // Aggregation time bound (Mega-KV periodic scheduling).
   uint32_t retry_timeout_ms = 1000;  // Bound on internal retries before kTimedOut.
+
+  // --- Engine (modes kvcg and cpu-only; ignored by gpu-only).
+  struct RouterConfig {
+    uint32_t bins = 10000;        // Histogram bins over the hash space (the paper's 10,000).
+    double threshold = 0.001;     // A bin is hot when its share of sampled accesses exceeds this.
+    double sample_rate = 0.01;    // Fraction of requests the shadow model is trained on.
+    uint32_t switch_period_ms = 1000;  // Install the shadow model this often; 0 = only on demand.
+    uint64_t min_samples = 10000;      // A periodic switch waits for this many samples.
+  } router;
+  uint64_t hot_cache_buckets = 0;  // Hot-cache buckets (8-entry nodes each); 0 = auto.
 };
 
 }  // namespace kvcg

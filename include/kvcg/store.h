@@ -72,8 +72,16 @@ class Store {
   // exhausted capacity are per-operation error results. Thread-safe.
   virtual void Submit(Batch batch, Completion done) = 0;
 
-  // Submit and wait for the results. Thread-safe.
-  virtual std::vector<OpResult> Execute(Batch batch);
+  // Submit and wait: executes `batch` and returns one result per operation.
+  // Thread-safe. Same semantics as Submit.
+  std::vector<OpResult> Execute(const Batch& batch);
+
+  // Execute into a caller-owned vector: *results is resized to batch.size()
+  // and the capacity of its vector and strings is reused, so a loop over one
+  // Batch and one results vector allocates nothing per operation (in the CPU
+  // backend). The default implementation copies the batch into Submit;
+  // backends override it to avoid the copy. Thread-safe.
+  virtual void ExecuteInto(const Batch& batch, std::vector<OpResult>* results);
 
   // One-operation conveniences over Execute. Thread-safe.
   OpResult Get(std::string_view key);

@@ -46,20 +46,24 @@ Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
   return Status::InvalidArgument("unknown backend");
 }
 
-std::vector<OpResult> Store::Execute(Batch batch) {
+void Store::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
   std::promise<std::vector<OpResult>> promise;
   std::future<std::vector<OpResult>> future = promise.get_future();
-  Submit(std::move(batch), [&promise](std::vector<OpResult>&& results) {
-    promise.set_value(std::move(results));
-  });
-  return future.get();
+  Submit(batch, [&promise](std::vector<OpResult>&& r) { promise.set_value(std::move(r)); });
+  *results = future.get();
+}
+
+std::vector<OpResult> Store::Execute(const Batch& batch) {
+  std::vector<OpResult> results;
+  ExecuteInto(batch, &results);
+  return results;
 }
 
 namespace {
 OpResult ExecuteOne(Store* store, OpType type, std::string_view key, std::string_view value) {
   Batch batch;
   batch.Append(type, key, value);
-  std::vector<OpResult> results = store->Execute(std::move(batch));
+  std::vector<OpResult> results = store->Execute(batch);
   return std::move(results.at(0));
 }
 }  // namespace

@@ -36,12 +36,19 @@ CpuStore::CpuStore(const Config& config)
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
 }
 
-void CpuStore::Submit(Batch batch, Completion done) { done(Execute(std::move(batch))); }
+void CpuStore::Submit(Batch batch, Completion done) {
+  std::vector<OpResult> results;
+  ExecuteInto(batch, &results);
+  done(std::move(results));
+}
 
-std::vector<OpResult> CpuStore::Execute(Batch batch) {
-  std::vector<OpResult> results(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) ExecuteOne(batch, i, &results[i]);
-  return results;
+void CpuStore::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
+  results->resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    OpResult& r = (*results)[i];
+    r.value.clear();
+    ExecuteOne(batch, i, &r);
+  }
 }
 
 void CpuStore::ExecuteOne(const Batch& batch, size_t i, OpResult* result) {

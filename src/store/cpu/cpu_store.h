@@ -38,7 +38,7 @@ class CpuStore final : public Store {
   ~CpuStore() override = default;
 
   void Submit(Batch batch, Completion done) override;
-  std::vector<OpResult> Execute(Batch batch) override;
+  void ExecuteInto(const Batch& batch, std::vector<OpResult>* results) override;
   uint64_t Size() const override;
   uint64_t MemoryBytes() const override;
   void Clear() override;
