@@ -39,4 +39,18 @@ inline Code CheckOperation(const Config& config, OpType type, std::string_view k
   return Code::kOk;
 }
 
+// The same check for operation `i` of `batch`, including the expected value
+// of a compare-and-swap (which must also be 8 bytes in Layout::kFixed8).
+inline Code CheckOperation(const Config& config, const Batch& batch, size_t i) {
+  const Code code = CheckOperation(config, batch.type(i), batch.key(i), batch.value(i));
+  if (code != Code::kOk) return code;
+  if (batch.type(i) == OpType::kCompareAndSwap && !batch.expect_absent(i)) {
+    if (batch.expected(i).size() > config.max_value_bytes) return Code::kValueTooLarge;
+    if (config.layout == Layout::kFixed8 && batch.expected(i).size() != 8) {
+      return Code::kInvalidArgument;
+    }
+  }
+  return Code::kOk;
+}
+
 }  // namespace kvcg::store

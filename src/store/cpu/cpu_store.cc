@@ -55,14 +55,9 @@ void CpuStore::ExecuteOne(const Batch& batch, size_t i, OpResult* result) {
   const OpType type = batch.type(i);
   const std::string_view key = batch.key(i);
   const std::string_view value = batch.value(i);
-  const Code check = CheckOperation(config_, type, key, value);
+  const Code check = CheckOperation(config_, batch, i);
   if (check != Code::kOk) {
     result->code = check;
-    return;
-  }
-  if (type == OpType::kCompareAndSwap && config_.layout == Layout::kFixed8 &&
-      !batch.expect_absent(i) && batch.expected(i).size() != 8) {
-    result->code = Code::kInvalidArgument;
     return;
   }
   const uint64_t hash = config_.hash(key);
