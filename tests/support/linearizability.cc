@@ -164,6 +164,8 @@ class Search {
 
   SearchOutcome Run() {
     lin_.assign(n_, 0);
+    open_.assign((n_ + 63) / 64, ~uint64_t{0});
+    if (n_ % 64 != 0) open_.back() = (uint64_t{1} << (n_ % 64)) - 1;
     z1_.resize(n_);
     z2_.resize(n_);
     for (size_t i = 0; i < n_; ++i) {
@@ -260,6 +262,7 @@ class Search {
 
   void Linearize(uint32_t c) {
     lin_[c] = 1;
+    open_[c / 64] &= ~(uint64_t{1} << (c % 64));
     h1_ ^= z1_[c];
     h2_ ^= z2_[c];
     if (c == first_) AdvanceFirst();
@@ -267,6 +270,7 @@ class Search {
 
   void Undo(uint32_t c) {
     lin_[c] = 0;
+    open_[c / 64] |= uint64_t{1} << (c % 64);
     h1_ ^= z1_[c];
     h2_ ^= z2_[c];
     if (ops_[c].kind == Kind::kRequired && c < first_) first_ = c;
@@ -276,10 +280,23 @@ class Search {
   void Candidates(std::vector<uint32_t>* out) {
     scan_.clear();
     uint64_t min_response = kNever;
-    for (size_t i = first_; i < n_ && ops_[i].invoke <= min_response; ++i) {
-      if (lin_[i]) continue;
-      scan_.push_back(static_cast<uint32_t>(i));
-      if (ops_[i].kind == Kind::kRequired) min_response = std::min(min_response, ops_[i].response);
+    // Walk the unlinearized ops from the frontier a word of flags at a
+    // time: behind a long-running op most of the window is already done.
+    for (size_t w = first_ / 64; w < open_.size(); ++w) {
+      uint64_t bits = open_[w];
+      if (w == first_ / 64) bits &= ~uint64_t{0} << (first_ % 64);
+      bool done = false;
+      while (bits != 0) {
+        const size_t i = w * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+        bits &= bits - 1;
+        if (ops_[i].invoke > min_response) {
+          done = true;
+          break;
+        }
+        scan_.push_back(static_cast<uint32_t>(i));
+        if (ops_[i].kind == Kind::kRequired) min_response = std::min(min_response, ops_[i].response);
+      }
+      if (done) break;
     }
     out->clear();
     for (uint32_t j : nonrequired_) {
@@ -299,6 +316,7 @@ class Search {
   size_t first_ = 0;
   uint64_t h1_ = 0, h2_ = 0;
   std::vector<uint8_t> lin_;
+  std::vector<uint64_t> open_;  // Bit i set: op i not linearized.
   std::vector<uint64_t> z1_, z2_;
   std::vector<uint32_t> nonrequired_;  // Ascending.
   std::vector<uint32_t> scan_;
