@@ -2,6 +2,7 @@
 // here on top of the asynchronous Submit every backend implements.
 #include <future>
 
+#include "kvcg/engine.h"
 #include "kvcg/store.h"
 #include "store/backends.h"
 
@@ -18,10 +19,6 @@ Status ValidateConfig(const Config& config) {
   if (config.cpu_shards != 0 && (config.cpu_shards & (config.cpu_shards - 1)) != 0) {
     return Status::InvalidArgument("cpu_shards must be a power of two (or 0 for auto)");
   }
-  if (config.mode != Mode::kGpuOnly) {
-    return Status::InvalidArgument(std::string("mode ") + ModeName(config.mode) +
-                                   " needs the engine, which is not built in yet");
-  }
   if (config.backend != Backend::kCpu && config.gpu_orchestrators == 0) {
     return Status::InvalidArgument("gpu_orchestrators must be > 0");
   }
@@ -30,10 +27,8 @@ Status ValidateConfig(const Config& config) {
 
 }  // namespace store
 
-Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
-  out->reset();
-  Status s = store::ValidateConfig(config);
-  if (!s.ok()) return s;
+namespace {
+Status OpenCanonical(const Config& config, std::unique_ptr<Store>* out) {
   switch (config.backend) {
     case Backend::kCpu:
       return store::OpenCpuStore(config, out);
@@ -44,6 +39,24 @@ Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
       return store::OpenCpuStore(config, out);
   }
   return Status::InvalidArgument("unknown backend");
+}
+}  // namespace
+
+Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
+  out->reset();
+  Status s = store::ValidateConfig(config);
+  if (!s.ok()) return s;
+  if (config.mode == Mode::kGpuOnly) return OpenCanonical(config, out);
+  // kvcg and cpu-only: the engine (hot cache + router) over the canonical store.
+  Config canonical_config = config;
+  canonical_config.mode = Mode::kGpuOnly;
+  std::unique_ptr<Store> canonical;
+  s = OpenCanonical(canonical_config, &canonical);
+  if (!s.ok()) return s;
+  std::unique_ptr<Engine> engine;
+  s = Engine::Open(config, std::move(canonical), &engine);
+  if (s.ok()) *out = std::move(engine);
+  return s;
 }
 
 void Store::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {

@@ -1,0 +1,54 @@
+// kvcg/model.h — the router's model: which keys are hot (served by the hot
+// cache on the CPU) and which are cold (served by the canonical store).
+//
+// A model is an immutable classifier of (key, hash) -> hot/cold. The engine
+// holds exactly one installed model at a time and replaces it only through
+// the switch protocol (kvcg/engine.h), so a model never changes under a
+// request. A wrong classification never affects correctness, only speed.
+//
+// Models must be pure: the same (key, hash) must always give the same answer
+// for the lifetime of the model, because the engine asks again when it evicts
+// the keys that are no longer hot.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvcg {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // True when requests on `key` (whose hash under Config::hash is `hash`)
+  // should be served by the hot cache. Thread-safe; called once per request.
+  virtual bool IsHot(std::string_view key, uint64_t hash) const = 0;
+  // One line for INFO and switch records, e.g. "histogram(10000 bins, 12 hot)".
+  virtual std::string Describe() const = 0;
+};
+
+// Every key cold: the engine behaves like gpu-only (the initial kvcg model
+// until the first switch).
+std::shared_ptr<const Model> MakeAllColdModel();
+// Every key hot: the cpu-only mode's model.
+std::shared_ptr<const Model> MakeAllHotModel();
+
+// The paper's histogram model: the 64-bit hash space is split into
+// `hot_bins.size()` equal bins (bin = hash * bins >> 64); a key is hot when
+// its bin is marked. Built by the histogram trainer, or by hand in tests.
+std::shared_ptr<const Model> MakeHistogramModel(std::vector<bool> hot_bins);
+
+// Prior knowledge of the workload (the paper's Fig. 3b, "the hottest x% of
+// keys"): exactly the keys in `hot_keys` are hot.
+std::shared_ptr<const Model> MakeKeySetModel(std::vector<std::string> hot_keys,
+                                             std::string description = "key-set");
+
+// Any predicate, e.g. a key-rank test when keys encode their popularity rank.
+// `is_hot` must be pure and thread-safe.
+std::shared_ptr<const Model> MakePredicateModel(
+    std::function<bool(std::string_view key, uint64_t hash)> is_hot, std::string description);
+
+}  // namespace kvcg

@@ -1,0 +1,447 @@
+// KvcgEngine implementation; see kvcg_engine.h for the design.
+#include "engine/kvcg_engine.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+
+#include "store/backends.h"
+
+namespace kvcg::engine {
+
+namespace {
+
+constexpr size_t kSwitchHistory = 64;
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+uint64_t UnixUs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void CopyOp(const Batch& from, size_t i, Batch* to) {
+  if (from.type(i) == OpType::kCompareAndSwap) {
+    const std::string_view expected = from.expected(i);
+    to->CompareAndSwap(from.key(i), from.expect_absent(i) ? nullptr : &expected, from.value(i));
+  } else {
+    to->Append(from.type(i), from.key(i), from.value(i));
+  }
+}
+
+hotcache::HotCache::Options CacheOptions(const Config& config) {
+  hotcache::HotCache::Options o;
+  if (config.hot_cache_buckets != 0) {
+    o.buckets = config.hot_cache_buckets;
+  } else if (config.mode == Mode::kCpuOnly) {
+    // Every key may end up here: about four keys per 8-entry node's bucket.
+    o.buckets = std::max<uint64_t>(config.expected_keys / 4, 1 << 10);
+  } else {
+    o.buckets = 1 << 16;
+  }
+  // With capacity limits a replayed write could be refused for lack of room
+  // after it was acknowledged; write-through lets the canonical store refuse
+  // it up front instead.
+  o.write_through = config.max_keys != 0 || config.max_memory_bytes != 0;
+  return o;
+}
+
+}  // namespace
+
+struct KvcgEngine::BatchCtx {
+  Batch batch;
+  Completion done;
+  std::vector<OpResult> results;
+  std::atomic<uint32_t> remaining;
+  uint64_t start_ns;
+};
+
+// ---------------------------------------------------------------------------
+// Opening and closing.
+
+KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
+    : config_(config),
+      cpu_only_(config.mode == Mode::kCpuOnly),
+      canonical_(std::move(canonical)),
+      cache_(CacheOptions(config)),
+      router_(config.router, cpu_only_ ? MakeAllHotModel() : MakeAllColdModel()) {
+  model_desc_ = router_.model()->Describe();
+  if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
+    periodic_ = std::thread([this] { PeriodicSwitcher(); });
+  }
+}
+
+KvcgEngine::~KvcgEngine() {
+  {
+    std::lock_guard lock(periodic_mu_);
+    stopping_ = true;
+  }
+  periodic_cv_.notify_all();
+  if (periodic_.joinable()) periodic_.join();
+  std::unique_lock lock(inflight_mu_);
+  inflight_cv_.wait(lock, [this] { return inflight_batches_.load() == 0; });
+  // canonical_ is destroyed after this body; it waits for its own batches.
+}
+
+// ---------------------------------------------------------------------------
+// The request workflow.
+
+void KvcgEngine::Submit(Batch batch, Completion done) {
+  inflight_batches_.fetch_add(1, std::memory_order_relaxed);
+  for (;;) {
+    if (gate_.TryEnter()) {
+      Route(std::move(batch), std::move(done));
+      gate_.Exit();
+      return;
+    }
+    std::lock_guard lock(park_mu_);
+    if (gate_.closed()) {  // still blocked: park it; the switch runs it in order
+      parked_.emplace_back(std::move(batch), std::move(done));
+      return;
+    }
+  }
+}
+
+void KvcgEngine::Route(Batch batch, Completion done) {
+  const uint64_t start = NowNs();
+  const uint32_t n = static_cast<uint32_t>(batch.size());
+  auto* ctx = new BatchCtx{std::move(batch), std::move(done), std::vector<OpResult>(n),
+                           {n + 1}, start};
+  const Batch& b = ctx->batch;
+  Batch cold;
+  std::vector<ColdRef> refs;
+  uint32_t answered = 0, hits = 0, misses = 0, waited = 0, errors = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Code check = store::CheckOperation(config_, b, i);
+    if (check != Code::kOk) {
+      ctx->results[i].code = check;
+      ++errors;
+      continue;
+    }
+    const uint64_t hash = config_.hash(b.key(i));
+    bool hot = cpu_only_;
+    if (!cpu_only_) {
+      router_.Sample(hash);
+      hot = router_.IsHot(b.key(i), hash);
+    }
+    if (!hot) {
+      CopyOp(b, i, &cold);
+      refs.push_back({i, false, hash});
+      continue;
+    }
+    const hotcache::OpRef op{&ctx->batch, i, &ctx->results[i], ctx};
+    switch (cache_.Execute(op, hash)) {
+      case hotcache::Outcome::kDone:
+        hot_latency_.Record(NowNs() - start);
+        ++hits;
+        break;
+      case hotcache::Outcome::kWaiting:
+        ++waited;
+        break;
+      case hotcache::Outcome::kMiss:
+        ++misses;
+        CopyOp(b, i, &cold);
+        refs.push_back({i, true, hash});
+        break;
+    }
+  }
+  answered = hits + errors;
+  if (hits) hot_hits_.fetch_add(hits, std::memory_order_relaxed);
+  if (misses) hot_misses_.fetch_add(misses, std::memory_order_relaxed);
+  if (waited) hot_waited_.fetch_add(waited, std::memory_order_relaxed);
+  if (errors) errors_.fetch_add(errors, std::memory_order_relaxed);
+  if (!refs.empty()) {
+    canonical_->Submit(std::move(cold),
+                       [this, ctx, refs = std::move(refs)](std::vector<OpResult>&& results) {
+                         OnCold(ctx, refs, results);
+                       });
+  }
+  Finish(ctx, answered + 1);  // +1: the routing pass's own hold on ctx
+}
+
+void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
+                        std::vector<OpResult>& results) {
+  const uint64_t latency = NowNs() - ctx->start_ns;
+  uint32_t plain = 0;
+  for (size_t j = 0; j < refs.size(); ++j) {
+    const ColdRef& ref = refs[j];
+    ctx->results[ref.index] = std::move(results[j]);
+    if (!ref.fill) {
+      ++plain;
+      continue;
+    }
+    // ctx stays alive here: the plain ops and later refs are not answered yet,
+    // and a fill answers only its own op and ops queued behind it.
+    OnFill({&ctx->batch, ref.index, &ctx->results[ref.index], ctx}, ref.hash);
+  }
+  if (plain == 0) return;
+  cold_latency_.Record(latency);  // one sample per op would cost an atomic each;
+  if (plain > 1) {                // the batch's ops share one latency anyway
+    for (uint32_t k = 1; k < plain; ++k) cold_latency_.Record(latency);
+  }
+  cold_ops_.fetch_add(plain, std::memory_order_relaxed);
+  Finish(ctx, plain);
+}
+
+void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash) {
+  hotcache::HotCache::Completion c;
+  cache_.Complete(op, hash, &c);
+  const uint64_t now = NowNs();
+  // Start the next in-flight op before answering: answering may free the
+  // batch that holds `op`, never the one that holds `next` (not answered).
+  if (c.has_next) {
+    const hotcache::OpRef next = c.next;
+    Batch one;
+    CopyOp(*next.batch, next.index, &one);
+    canonical_->Submit(std::move(one), [this, next, hash](std::vector<OpResult>&& results) {
+      *next.result = std::move(results[0]);
+      OnFill(next, hash);
+    });
+  }
+  cold_ops_.fetch_add(c.done.size(), std::memory_order_relaxed);
+  for (const hotcache::OpRef& d : c.done) {
+    auto* owner = static_cast<BatchCtx*>(d.owner);
+    cold_latency_.Record(now - owner->start_ns);
+    Finish(owner, 1);
+  }
+}
+
+void KvcgEngine::Finish(BatchCtx* ctx, uint32_t ops) {
+  if (ctx->remaining.fetch_sub(ops, std::memory_order_acq_rel) != ops) return;
+  Completion done = std::move(ctx->done);
+  std::vector<OpResult> results = std::move(ctx->results);
+  delete ctx;
+  done(std::move(results));
+  if (inflight_batches_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard lock(inflight_mu_);
+    inflight_cv_.notify_all();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The switch protocol.
+
+void KvcgEngine::Block() {
+  gate_.Close();
+  // Drain: every admitted hot op has either run or sits behind a miss that
+  // is in flight on the canonical store; wait for those to come back. The
+  // fills run on canonical-store threads, which nothing here blocks.
+  for (int spins = 0; cache_.pending() != 0; ++spins) {
+    if (spins < 1000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+uint64_t KvcgEngine::Unblock() {
+  uint64_t ran = 0;
+  for (;;) {
+    std::deque<std::pair<Batch, Completion>> batches;
+    {
+      std::lock_guard lock(park_mu_);
+      if (parked_.empty()) {
+        gate_.Open();
+        return ran;
+      }
+      batches.swap(parked_);
+    }
+    // Still closed to newcomers, who park behind these: submission order holds.
+    for (auto& [batch, done] : batches) {
+      Route(std::move(batch), std::move(done));
+      ++ran;
+    }
+  }
+}
+
+bool KvcgEngine::Replay(uint64_t* replayed, std::string* error) {
+  Batch replay;
+  cache_.CollectLog(&replay);
+  *replayed = replay.size();
+  if (replay.empty()) return true;
+  std::vector<OpResult> results = canonical_->Execute(std::move(replay));
+  size_t failed = cache_.CommitLog(results);
+  if (failed == 0) return true;
+  // One retry of what failed (e.g. a transient device timeout).
+  Batch again;
+  cache_.CollectLog(&again);
+  results = canonical_->Execute(std::move(again));
+  failed = cache_.CommitLog(results);
+  if (failed == 0) return true;
+  *error = std::to_string(failed) + " logged updates could not be replayed";
+  for (const OpResult& r : results) {
+    if (!r.succeeded()) {
+      *error += std::string(" (first error: ") + CodeName(r.code) + ")";
+      break;
+    }
+  }
+  return false;
+}
+
+Status KvcgEngine::RunSwitch(std::shared_ptr<const Model> model, const std::string& reason,
+                             SwitchRecord* out) {
+  std::lock_guard switch_lock(switch_mu_);
+  SwitchRecord rec;
+  rec.reason = reason;
+  rec.start_unix_us = UnixUs();
+  const uint64_t t0 = NowNs();
+  Block();
+  std::string error;
+  rec.ok = Replay(&rec.replayed, &error);
+  if (rec.ok && model != nullptr) {
+    router_.Install(model);
+    std::lock_guard lock(stats_mu_);
+    model_version_ = router_.version();
+    model_desc_ = model->Describe();
+  }
+  {
+    std::lock_guard lock(stats_mu_);
+    rec.version = model_version_;
+    rec.model = model_desc_;
+  }
+  rec.deferred = Unblock();
+  const uint64_t t1 = NowNs();
+  rec.blocked_us = static_cast<double>(t1 - t0) / 1e3;
+  if (rec.ok && model != nullptr) {
+    rec.evicted = cache_.Evict(
+        [&model](std::string_view key, uint64_t hash) { return model->IsHot(key, hash); });
+  }
+  rec.duration_us = static_cast<double>(NowNs() - t0) / 1e3;
+  rec.error = error;
+  RecordSwitch(rec);
+  if (out != nullptr) *out = rec;
+  if (!rec.ok) return Status(Code::kUnavailable, "model switch aborted: " + error);
+  return Status::Ok();
+}
+
+Status KvcgEngine::InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
+                                SwitchRecord* record) {
+  if (cpu_only_) {
+    return Status::InvalidArgument("cpu-only mode has a fixed model (every key hot)");
+  }
+  if (model == nullptr) return Status::InvalidArgument("model must not be null");
+  return RunSwitch(std::move(model), reason, record);
+}
+
+Status KvcgEngine::SwitchToShadowModel(SwitchRecord* record) {
+  if (cpu_only_) {
+    return Status::InvalidArgument("cpu-only mode has a fixed model (every key hot)");
+  }
+  std::shared_ptr<const Model> model = router_.BuildShadow();
+  router_.ResetTraining();
+  return RunSwitch(std::move(model), "shadow", record);
+}
+
+Status KvcgEngine::Flush() { return RunSwitch(nullptr, "flush", nullptr); }
+
+void KvcgEngine::PeriodicSwitcher() {
+  const auto period = std::chrono::milliseconds(config_.router.switch_period_ms);
+  std::unique_lock lock(periodic_mu_);
+  while (!periodic_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+    if (router_.samples() < std::max<uint64_t>(config_.router.min_samples, 1)) continue;
+    lock.unlock();
+    std::shared_ptr<const Model> model = router_.BuildShadow();
+    router_.ResetTraining();
+    RunSwitch(std::move(model), "periodic", nullptr);
+    lock.lock();
+  }
+}
+
+void KvcgEngine::RecordSwitch(const SwitchRecord& record) {
+  std::lock_guard lock(stats_mu_);
+  ++switch_count_;
+  switches_.push_back(record);
+  if (switches_.size() > kSwitchHistory) switches_.pop_front();
+}
+
+// ---------------------------------------------------------------------------
+// Whole-store calls.
+
+uint64_t KvcgEngine::Size() const {
+  const int64_t size =
+      static_cast<int64_t>(canonical_->Size()) + cache_.presence_delta();
+  return static_cast<uint64_t>(std::max<int64_t>(size, 0));
+}
+
+uint64_t KvcgEngine::MemoryBytes() const {
+  // Exact in write-through mode (any capacity limit set); otherwise updates
+  // logged in the hot cache are charged when the next switch replays them.
+  return canonical_->MemoryBytes();
+}
+
+void KvcgEngine::Clear() {
+  std::lock_guard switch_lock(switch_mu_);
+  Block();
+  cache_.Clear();
+  canonical_->Clear();
+  Unblock();
+}
+
+StoreInfo KvcgEngine::Info() const {
+  StoreInfo info = canonical_->Info();
+  info.detail = std::string("engine ") + ModeName(config_.mode) + " over " +
+                BackendName(info.backend) + " canonical store; " + info.detail;
+  return info;
+}
+
+EngineStats KvcgEngine::Stats() const {
+  EngineStats s;
+  s.mode = ModeName(config_.mode);
+  s.hot.hits = hot_hits_.load(std::memory_order_relaxed);
+  s.hot.ops = s.hot.hits;
+  s.hot.misses = hot_misses_.load(std::memory_order_relaxed);
+  s.hot.waited = hot_waited_.load(std::memory_order_relaxed);
+  s.hot.latency = hot_latency_.Summary();
+  s.cold.ops = cold_ops_.load(std::memory_order_relaxed);
+  s.cold.latency = cold_latency_.Summary();
+  s.errors = errors_.load(std::memory_order_relaxed);
+  s.hot_cache_entries = cache_.entries();
+  s.hot_cache_dirty = cache_.dirty();
+  s.samples = router_.samples();
+  std::lock_guard lock(stats_mu_);
+  s.model_version = model_version_;
+  s.model = model_desc_;
+  s.switches = switch_count_;
+  s.recent_switches.assign(switches_.begin(), switches_.end());
+  return s;
+}
+
+void KvcgEngine::ResetStats() {
+  hot_hits_ = 0;
+  hot_misses_ = 0;
+  hot_waited_ = 0;
+  cold_ops_ = 0;
+  errors_ = 0;
+  hot_latency_.Reset();
+  cold_latency_.Reset();
+}
+
+}  // namespace kvcg::engine
+
+namespace kvcg {
+
+Status Engine::Open(const Config& config, std::unique_ptr<Store> canonical,
+                    std::unique_ptr<Engine>* engine) {
+  engine->reset();
+  if (canonical == nullptr) return Status::InvalidArgument("engine needs a canonical store");
+  if (config.mode != Mode::kKvcg && config.mode != Mode::kCpuOnly) {
+    return Status::InvalidArgument(std::string("the engine serves modes kvcg and cpu-only, not ") +
+                                   ModeName(config.mode));
+  }
+  if (config.hash == nullptr) return Status::InvalidArgument("hash function must not be null");
+  const auto& r = config.router;
+  if (r.bins == 0) return Status::InvalidArgument("router.bins must be > 0");
+  if (!(r.threshold >= 0 && r.threshold <= 1)) {
+    return Status::InvalidArgument("router.threshold must be in [0, 1]");
+  }
+  if (!(r.sample_rate >= 0 && r.sample_rate <= 1)) {
+    return Status::InvalidArgument("router.sample_rate must be in [0, 1]");
+  }
+  *engine = std::make_unique<engine::KvcgEngine>(config, std::move(canonical));
+  return Status::Ok();
+}
+
+}  // namespace kvcg

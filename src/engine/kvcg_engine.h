@@ -1,0 +1,139 @@
+// KvcgEngine: the request workflow of the KVCG paper (§4) over any
+// canonical store, and the model-switch protocol (§6–§7).
+//
+// Workflow of one Submit (the paper's CRB):
+//  1. The batch enters the request gate and is partitioned by the router's
+//     installed model, one model for the whole batch. Every operation on one
+//     key therefore takes the same path in one batch.
+//  2. Hot operations run inline on the submitting thread on the hot cache.
+//     A hit is answered at once; a miss (no entry) makes the entry pending
+//     and joins the cold operations; an operation on a pending key queues
+//     behind the in-flight one (see hotcache/hot_cache.h).
+//  3. The cold operations and the misses form one canonical-store batch (the
+//     paper's GRB), submitted asynchronously; the canonical store's threads
+//     are the paper's orchestrators. Misses fill the cache when they return,
+//     then the operations queued behind them run.
+//  4. The batch's completion fires when its last operation is answered.
+//
+// Same-key order. Inside one batch a key's operations all go one way, and
+// each way keeps batch order: the canonical store keeps it for cold keys;
+// for hot keys the cache runs them in order, and once one has missed, the
+// rest queue behind it in order (so "GET miss, then PUT of the same key in
+// the same batch" runs the PUT after the GET's fill, never before). Across
+// batches, the canonical store orders one key's operations by Submit order,
+// and a key that turns hot starts with a miss that the canonical store
+// orders after every cold operation already submitted for it.
+//
+// Switch protocol (InstallModel; serialized by switch_mu_):
+//  block (close the gate: new batches are parked, in order) → drain (wait
+//  until no hot-cache miss is in flight, so every admitted hot operation has
+//  taken effect) → replay the epoch's log on the canonical store and wait
+//  for it → install the model → unblock (run the parked batches, then open
+//  the gate) → evict the entries the new model calls cold. Eviction finishes
+//  before the switch lock is released, so the m1 hot → m2 cold → m3 hot case
+//  (§6.2) can never see an m1-era value. A failed replay keeps the old model
+//  (nothing acknowledged is lost) and reports the error.
+//
+// Thread safety: everything in kvcg::Store and kvcg::Engine is thread-safe
+// as documented there.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "engine/latency_histogram.h"
+#include "engine/request_gate.h"
+#include "hotcache/hot_cache.h"
+#include "kvcg/engine.h"
+#include "router/router.h"
+
+namespace kvcg::engine {
+
+class KvcgEngine final : public Engine {
+ public:
+  KvcgEngine(const Config& config, std::unique_ptr<Store> canonical);
+  ~KvcgEngine() override;
+
+  void Submit(Batch batch, Completion done) override;
+  uint64_t Size() const override;
+  uint64_t MemoryBytes() const override;
+  void Clear() override;
+  StoreInfo Info() const override;
+
+  Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
+                      SwitchRecord* record) override;
+  Status SwitchToShadowModel(SwitchRecord* record) override;
+  Status Flush() override;
+  EngineStats Stats() const override;
+  void ResetStats() override;
+  Store* canonical() override { return canonical_.get(); }
+
+ private:
+  struct BatchCtx;
+  struct ColdRef {
+    uint32_t index;
+    bool fill;  // a hot-cache miss: its result fills the cache
+    uint64_t hash;
+  };
+
+  // Routes and executes one batch (steps 1–3). Called inside the gate, or by
+  // the switching thread for parked batches while the gate is closed.
+  void Route(Batch batch, Completion done);
+  void OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, std::vector<OpResult>& results);
+  // A miss (or the op queued behind it) returned from the canonical store.
+  void OnFill(const hotcache::OpRef& op, uint64_t hash);
+  void Finish(BatchCtx* ctx, uint32_t ops);
+
+  // The switch protocol's block/drain and unblock halves.
+  void Block();
+  // Runs parked batches in order until none is left, then opens the gate.
+  // Returns how many ran.
+  uint64_t Unblock();
+  // Replays the log; false (and *error) when some entry could not be written.
+  bool Replay(uint64_t* replayed, std::string* error);
+  Status RunSwitch(std::shared_ptr<const Model> model, const std::string& reason,
+                   SwitchRecord* record);
+  void RecordSwitch(const SwitchRecord& record);
+  void PeriodicSwitcher();
+
+  const Config config_;
+  const bool cpu_only_;
+  std::unique_ptr<Store> canonical_;
+  hotcache::HotCache cache_;
+  router::Router router_;
+
+  RequestGate gate_;
+  std::mutex park_mu_;
+  std::deque<std::pair<Batch, Completion>> parked_;  // under park_mu_
+
+  std::mutex switch_mu_;  // one switch (or flush, or clear) at a time
+
+  std::mutex inflight_mu_;
+  std::condition_variable inflight_cv_;
+  std::atomic<uint64_t> inflight_batches_{0};
+
+  // Stats.
+  std::atomic<uint64_t> hot_hits_{0}, hot_misses_{0}, hot_waited_{0}, cold_ops_{0}, errors_{0};
+  LatencyHistogram hot_latency_;
+  LatencyHistogram cold_latency_;
+  mutable std::mutex stats_mu_;
+  std::deque<SwitchRecord> switches_;  // under stats_mu_
+  uint64_t switch_count_ = 0;          // under stats_mu_
+  uint64_t model_version_ = 1;         // under stats_mu_
+  std::string model_desc_;             // under stats_mu_
+
+  std::mutex periodic_mu_;
+  std::condition_variable periodic_cv_;
+  bool stopping_ = false;  // under periodic_mu_
+  std::thread periodic_;
+};
+
+}  // namespace kvcg::engine

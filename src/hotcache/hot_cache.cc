@@ -1,0 +1,334 @@
+// HotCache implementation; see hot_cache.h for the design.
+#include "hotcache/hot_cache.h"
+
+#include <bit>
+#include <mutex>
+#include <shared_mutex>
+
+namespace kvcg::hotcache {
+
+namespace {
+
+bool IsUpdate(OpType type) { return type != OpType::kGet; }
+
+// Does a CAS store, given the key's current state?
+bool CasMatches(const Batch& batch, uint32_t i, bool present, std::string_view current) {
+  if (!present) return batch.expect_absent(i);
+  return !batch.expect_absent(i) && current == batch.expected(i);
+}
+
+}  // namespace
+
+HotCache::HotCache(const Options& options)
+    : write_through_(options.write_through),
+      mask_(std::bit_ceil(std::max<uint64_t>(options.buckets, 1)) - 1),
+      buckets_(std::make_unique<Bucket[]>(mask_ + 1)) {}
+
+HotCache::~HotCache() {
+  for (uint64_t b = 0; b <= mask_; ++b) {
+    for (Node* n = buckets_[b].head; n != nullptr;) {
+      Node* next = n->next;
+      delete n;
+      n = next;
+    }
+  }
+}
+
+HotCache::Entry* HotCache::Find(Bucket& bucket, uint64_t hash, std::string_view key) {
+  for (Node* n = bucket.head; n != nullptr; n = n->next) {
+    for (Entry& e : n->entries) {
+      if (e.state != State::kFree && e.hash == hash && e.key == key) return &e;
+    }
+  }
+  return nullptr;
+}
+
+HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_view key) {
+  Entry* slot = nullptr;
+  for (Node* n = bucket.head; n != nullptr && slot == nullptr; n = n->next) {
+    for (Entry& e : n->entries) {
+      if (e.state == State::kFree) {
+        slot = &e;
+        break;
+      }
+    }
+  }
+  if (slot == nullptr) {
+    Node* node = new Node;
+    node->next = bucket.head;
+    bucket.head = node;
+    slot = &node->entries[0];
+  }
+  slot->hash = hash;
+  slot->key.assign(key);
+  slot->state = State::kUnknown;
+  slot->dirty = false;
+  slot->canonical_present = false;
+  entries_.fetch_add(1, std::memory_order_relaxed);
+  return slot;
+}
+
+void HotCache::Remove(Bucket& bucket, Entry* entry) {
+  entry->state = State::kFree;
+  entry->dirty = false;
+  entry->pending.reset();
+  std::string().swap(entry->key);  // release the memory, not just the length
+  std::string().swap(entry->value);
+  entries_.fetch_sub(1, std::memory_order_relaxed);
+  // Unlink the node if it is now empty (keep the last one: it is cheap).
+  Node** link = &bucket.head;
+  for (Node* n = bucket.head; n != nullptr; link = &n->next, n = n->next) {
+    if (entry < n->entries || entry >= n->entries + kNodeEntries) continue;
+    if (n == bucket.head && n->next == nullptr) return;
+    for (const Entry& e : n->entries) {
+      if (e.state != State::kFree) return;
+    }
+    *link = n->next;
+    delete n;
+    return;
+  }
+}
+
+bool HotCache::Changes(const Entry& entry, const OpRef& op) {
+  const Batch& b = *op.batch;
+  switch (b.type(op.index)) {
+    case OpType::kGet:
+      return false;
+    case OpType::kPut:
+      return true;
+    case OpType::kDelete:
+      return Present(entry);
+    case OpType::kCompareAndSwap:
+      return CasMatches(b, op.index, Present(entry), entry.value);
+  }
+  return false;
+}
+
+bool HotCache::Apply(Entry& entry, const OpRef& op) {
+  const Batch& b = *op.batch;
+  OpResult* r = op.result;
+  const bool present = Present(entry);
+  const OpType type = b.type(op.index);
+  if (type == OpType::kGet ||
+      (type == OpType::kCompareAndSwap && !CasMatches(b, op.index, present, entry.value))) {
+    r->code = present ? Code::kOk : Code::kNotFound;
+    if (present) r->value = entry.value;
+    return false;
+  }
+  // PUT, DELETE or a storing CAS: answer with the previous value.
+  r->code = present ? Code::kOk : Code::kNotFound;
+  if (present) r->value = std::move(entry.value);
+  if (type == OpType::kDelete) {
+    entry.value.clear();
+    entry.state = State::kTombstone;
+    return present;
+  }
+  entry.value.assign(b.value(op.index));
+  entry.state = State::kValue;
+  return true;
+}
+
+void HotCache::Fill(Entry& entry, const OpRef& op) {
+  const Batch& b = *op.batch;
+  const OpResult& r = *op.result;
+  if (!r.succeeded()) return;  // The op changed nothing: the state stays as it was.
+  const bool found = r.found();
+  switch (b.type(op.index)) {
+    case OpType::kGet:
+      entry.state = found ? State::kValue : State::kTombstone;
+      if (found) entry.value = r.value;
+      break;
+    case OpType::kPut:
+      entry.state = State::kValue;
+      entry.value.assign(b.value(op.index));
+      break;
+    case OpType::kDelete:
+      entry.state = State::kTombstone;
+      entry.value.clear();
+      break;
+    case OpType::kCompareAndSwap:
+      if (CasMatches(b, op.index, found, r.value)) {
+        entry.state = State::kValue;
+        entry.value.assign(b.value(op.index));
+      } else {
+        entry.state = found ? State::kValue : State::kTombstone;
+        if (found) entry.value = r.value;
+        else entry.value.clear();
+      }
+      break;
+  }
+  entry.canonical_present = Present(entry);  // The canonical store just agreed.
+}
+
+void HotCache::MarkDirty(Entry& entry) {
+  if (entry.dirty) return;
+  entry.dirty = true;
+  std::lock_guard lock(log_mu_);
+  log_.emplace_back(entry.hash, entry.key);
+}
+
+Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
+  Bucket& bucket = BucketFor(hash);
+  const std::string_view key = op.batch->key(op.index);
+  const OpType type = op.batch->type(op.index);
+  if (!IsUpdate(type)) {
+    // Read fast path: a known, settled entry is answered under the read lock.
+    std::shared_lock lock(bucket.lock);
+    Entry* e = Find(bucket, hash, key);
+    if (e != nullptr && e->pending == nullptr && e->state != State::kUnknown) {
+      Apply(*e, op);
+      return Outcome::kDone;
+    }
+  }
+  std::unique_lock lock(bucket.lock);
+  Entry* e = Find(bucket, hash, key);
+  if (e == nullptr) {
+    e = Insert(bucket, hash, key);
+    e->pending = std::make_unique<Pending>();
+    e->pending->inflight = op;
+    pending_.fetch_add(1, std::memory_order_relaxed);
+    return Outcome::kMiss;
+  }
+  if (e->pending != nullptr) {
+    e->pending->waiters.push_back(op);
+    return Outcome::kWaiting;
+  }
+  if (write_through_ && Changes(*e, op)) {
+    e->pending = std::make_unique<Pending>();
+    e->pending->inflight = op;
+    pending_.fetch_add(1, std::memory_order_relaxed);
+    return Outcome::kMiss;
+  }
+  const bool before = Present(*e);
+  if (Apply(*e, op)) {
+    MarkDirty(*e);
+    presence_delta_.fetch_add(int64_t{Present(*e)} - int64_t{before}, std::memory_order_relaxed);
+  }
+  return Outcome::kDone;
+}
+
+void HotCache::Complete(const OpRef& op, uint64_t hash, Completion* out) {
+  out->done.clear();
+  out->has_next = false;
+  Bucket& bucket = BucketFor(hash);
+  std::unique_lock lock(bucket.lock);
+  Entry* e = Find(bucket, hash, op.batch->key(op.index));
+  // The entry cannot vanish while pending: only Evict/Clear remove entries
+  // and both skip or exclude pending ones.
+  Pending& p = *e->pending;
+  Fill(*e, op);
+  out->done.push_back(op);
+  while (!p.waiters.empty()) {
+    const OpRef w = p.waiters.front();
+    const bool known = e->state == State::kValue || e->state == State::kTombstone;
+    if (!known || (write_through_ && Changes(*e, w))) {
+      // It must run on the canonical store; the entry stays pending on it.
+      p.waiters.pop_front();
+      p.inflight = w;
+      out->has_next = true;
+      out->next = w;
+      return;
+    }
+    p.waiters.pop_front();
+    const bool before = Present(*e);
+    if (Apply(*e, w)) {
+      MarkDirty(*e);
+      presence_delta_.fetch_add(int64_t{Present(*e)} - int64_t{before},
+                                std::memory_order_relaxed);
+    }
+    out->done.push_back(w);
+  }
+  e->pending.reset();
+  if (e->state == State::kUnknown) Remove(bucket, e);  // a failed miss with nothing queued
+  pending_.fetch_sub(1, std::memory_order_release);
+}
+
+void HotCache::CollectLog(Batch* replay) {
+  std::lock_guard log_lock(log_mu_);
+  for (const auto& [hash, key] : log_) {
+    Bucket& bucket = BucketFor(hash);
+    std::shared_lock lock(bucket.lock);
+    Entry* e = Find(bucket, hash, key);
+    if (e == nullptr || !e->dirty) continue;  // cannot happen under quiescence; be safe
+    if (e->state == State::kValue) replay->Put(key, e->value);
+    else replay->Delete(key);
+  }
+}
+
+size_t HotCache::CommitLog(const std::vector<OpResult>& results) {
+  std::lock_guard log_lock(log_mu_);
+  std::vector<std::pair<uint64_t, std::string>> kept;
+  size_t next = 0, failed = 0;
+  for (auto& item : log_) {
+    Bucket& bucket = BucketFor(item.first);
+    std::unique_lock lock(bucket.lock);
+    Entry* e = Find(bucket, item.first, item.second);
+    if (e == nullptr || !e->dirty) continue;  // mirrors CollectLog's skip
+    const bool ok = next < results.size() && results[next].succeeded();
+    ++next;
+    if (!ok) {
+      ++failed;
+      kept.push_back(std::move(item));
+      continue;
+    }
+    e->dirty = false;
+    presence_delta_.fetch_sub(int64_t{Present(*e)} - int64_t{e->canonical_present},
+                              std::memory_order_relaxed);
+    e->canonical_present = Present(*e);
+  }
+  log_ = std::move(kept);
+  return failed;
+}
+
+size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& keep) {
+  size_t evicted = 0;
+  for (uint64_t b = 0; b <= mask_; ++b) {
+    Bucket& bucket = buckets_[b];
+    {
+      std::shared_lock lock(bucket.lock);
+      if (bucket.head == nullptr) continue;
+    }
+    std::unique_lock lock(bucket.lock);
+    for (Node* n = bucket.head; n != nullptr;) {
+      Node* next = n->next;  // Remove may free n
+      for (Entry& e : n->entries) {
+        if (e.state == State::kFree || e.pending != nullptr || e.dirty) continue;
+        if (keep(e.key, e.hash)) continue;
+        const bool last_in_node = [&] {
+          int used = 0;
+          for (const Entry& x : n->entries) used += x.state != State::kFree;
+          return used == 1;
+        }();
+        Remove(bucket, &e);
+        ++evicted;
+        if (last_in_node) break;  // the node may be gone
+      }
+      n = next;
+    }
+  }
+  return evicted;
+}
+
+void HotCache::Clear() {
+  for (uint64_t b = 0; b <= mask_; ++b) {
+    Bucket& bucket = buckets_[b];
+    std::unique_lock lock(bucket.lock);
+    for (Node* n = bucket.head; n != nullptr;) {
+      Node* next = n->next;
+      delete n;
+      n = next;
+    }
+    bucket.head = nullptr;
+  }
+  entries_.store(0, std::memory_order_relaxed);
+  presence_delta_.store(0, std::memory_order_relaxed);
+  std::lock_guard log_lock(log_mu_);
+  log_.clear();
+}
+
+uint64_t HotCache::dirty() const {
+  std::lock_guard lock(log_mu_);
+  return log_.size();
+}
+
+}  // namespace kvcg::hotcache

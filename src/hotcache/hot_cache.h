@@ -1,0 +1,167 @@
+// HotCache: the KVCG paper's Hot Cache (§6) — a readers–writer-locked hash
+// map of 8-entry nodes holding the latest value of the keys the router calls
+// hot, plus the log of this epoch's updates for replay at a model switch.
+//
+// Design.
+//  * Buckets are a fixed power-of-two array (sized at construction), each a
+//    readers–writer spin lock and a chain of nodes of 8 entries; a chain
+//    grows by a node when its nodes are full. Entries compare the full hash
+//    first and then the key bytes exactly, so equal hashes never alias.
+//  * An entry is in one of three states: a value, a tombstone (the key is
+//    known absent, so a GET is answered without the canonical store), or
+//    unknown. Every operation on a key with no entry is a miss: the entry is
+//    created unknown and *pending*, and the operation itself is executed on
+//    the canonical store by the caller ("flagged to fill the cache"); its
+//    result becomes the entry's state (Complete). Misses include PUT and
+//    DELETE, not only GET, because the contract returns the previous value,
+//    which only the canonical store knows; the fill then creates the entry
+//    (a DELETE leaves a tombstone), as in the paper.
+//  * While an entry is pending, every later operation on that key queues on
+//    it in arrival order and runs when the fill arrives (Complete returns
+//    them as done). That gives same-key order (inside a batch and across
+//    batches) across the hot path and the cold path, and it is why a fill can
+//    never overwrite a newer value: nothing writes a pending entry.
+//  * Write-back (default): a hit PUT/DELETE/CAS changes the entry in place,
+//    marks it dirty and, the first time in the epoch, appends its key to the
+//    log (a contiguous vector, cheap to scan). The canonical store is behind
+//    until the log is replayed (CollectLog/CommitLog at a model switch).
+//    Write-through (when the store has capacity limits, so that a replay can
+//    never fail for lack of room): a state-changing update is executed on the
+//    canonical store like a miss; entries are never dirty.
+//
+// Thread safety: Execute and Complete are thread-safe and may run
+// concurrently. CollectLog/CommitLog/Clear need quiescence (no Execute or
+// Complete in progress and nothing pending); the engine's switch protocol
+// provides it. Evict may run concurrently with traffic on keys it keeps.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvcg/batch.h"
+#include "store/cpu/rw_spin_lock.h"
+
+namespace kvcg::hotcache {
+
+// One operation of a batch being executed. `owner` is opaque to the cache
+// (the engine's per-batch context). The batch and result outlive the op.
+struct OpRef {
+  const Batch* batch = nullptr;
+  uint32_t index = 0;
+  OpResult* result = nullptr;
+  void* owner = nullptr;
+};
+
+enum class Outcome : uint8_t {
+  kDone,     // *result holds the result.
+  kWaiting,  // Queued behind an in-flight operation on the same key; a later
+             // Complete returns it as done.
+  kMiss,     // The caller must run the op on the canonical store, store the
+             // result in *result and call Complete(op, hash).
+};
+
+class HotCache {
+ public:
+  struct Options {
+    uint64_t buckets = 1 << 16;  // Rounded up to a power of two.
+    bool write_through = false;
+  };
+
+  explicit HotCache(const Options& options);
+  ~HotCache();
+  HotCache(const HotCache&) = delete;
+  HotCache& operator=(const HotCache&) = delete;
+
+  // Runs op (already input-checked) on the cache. See Outcome.
+  Outcome Execute(const OpRef& op, uint64_t hash);
+
+  struct Completion {
+    std::vector<OpRef> done;  // Ops now answered: the in-flight op and any that ran after it.
+    bool has_next = false;    // Another queued op must now go to the canonical store
+    OpRef next;               // (same contract as Outcome::kMiss).
+  };
+  // `op` (returned as kMiss, or as Completion::next) has finished on the
+  // canonical store with *op.result. Applies it to the entry and runs the
+  // operations queued behind it. `out` is cleared first.
+  void Complete(const OpRef& op, uint64_t hash, Completion* out);
+
+  // --- Switch support (see thread safety above).
+  // Appends one PUT (entry holds a value) or DELETE (tombstone) per entry
+  // logged this epoch to `replay`, in log order.
+  void CollectLog(Batch* replay);
+  // The replay batch built by CollectLog ran with `results`: entries whose
+  // replay succeeded become clean; the others stay dirty and logged.
+  // Returns how many failed.
+  size_t CommitLog(const std::vector<OpResult>& results);
+  // Removes every non-pending entry for which keep(key, hash) is false.
+  // Entries must be clean (after a successful replay). Returns the count.
+  size_t Evict(const std::function<bool(std::string_view key, uint64_t hash)>& keep);
+  // Drops every entry and the log.
+  void Clear();
+
+  uint64_t entries() const { return entries_.load(std::memory_order_relaxed); }
+  uint64_t dirty() const;
+  uint64_t pending() const { return pending_.load(std::memory_order_acquire); }
+  // Keys present in the cache minus keys present in the canonical store,
+  // over all entries: the canonical store's Size() plus this is the store's
+  // size (exact when quiescent).
+  int64_t presence_delta() const { return presence_delta_.load(std::memory_order_relaxed); }
+
+ private:
+  enum class State : uint8_t { kFree, kUnknown, kValue, kTombstone };
+  struct Pending {
+    OpRef inflight;
+    std::deque<OpRef> waiters;
+  };
+  struct Entry {
+    uint64_t hash = 0;
+    State state = State::kFree;
+    bool dirty = false;
+    bool canonical_present = false;  // Meaningful when state is known.
+    std::string key;
+    std::string value;
+    std::unique_ptr<Pending> pending;
+  };
+  static constexpr int kNodeEntries = 8;
+  struct Node {
+    Entry entries[kNodeEntries];
+    Node* next = nullptr;
+  };
+  struct alignas(64) Bucket {
+    store::cpu::RwSpinLock lock;
+    Node* head = nullptr;
+  };
+
+  Bucket& BucketFor(uint64_t hash) { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
+  static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
+  Entry* Insert(Bucket& bucket, uint64_t hash, std::string_view key);
+  void Remove(Bucket& bucket, Entry* entry);
+
+  // Runs op on a known, non-pending entry. Returns whether the state changed.
+  static bool Apply(Entry& entry, const OpRef& op);
+  // Would op change a known entry's state?
+  static bool Changes(const Entry& entry, const OpRef& op);
+  // Sets a known entry's state from the canonical store's answer to op.
+  static void Fill(Entry& entry, const OpRef& op);
+  void MarkDirty(Entry& entry);
+  static bool Present(const Entry& entry) { return entry.state == State::kValue; }
+
+  const bool write_through_;
+  uint64_t mask_;
+  std::unique_ptr<Bucket[]> buckets_;
+  std::atomic<uint64_t> entries_{0};
+  std::atomic<uint64_t> pending_{0};
+  std::atomic<int64_t> presence_delta_{0};
+
+  mutable std::mutex log_mu_;
+  std::vector<std::pair<uint64_t, std::string>> log_;  // (hash, key), in dirtying order
+};
+
+}  // namespace kvcg::hotcache

@@ -1,0 +1,391 @@
+// The engine's request workflow and switch protocol, one behaviour per test:
+// hot hits and misses, tombstones, write-back and replay, same-key order when
+// a key's operations wait behind a miss, the m1 hot -> m2 cold -> m3 hot case,
+// cpu-only mode, capacity (write-through), collisions, Clear, Size, stats.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "engine_test_util.h"
+#include "kvcg/engine.h"
+#include "kvcg/model.h"
+#include "kvcg/store.h"
+
+namespace kvcg::testing {
+namespace {
+
+std::shared_ptr<const Model> Hot(std::vector<std::string> keys) {
+  return MakeKeySetModel(std::move(keys), "test");
+}
+
+void Install(Engine* e, std::shared_ptr<const Model> model, SwitchRecord* rec = nullptr) {
+  Status s = e->InstallModel(std::move(model), "test", rec);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+class EngineTest : public ::testing::TestWithParam<uint32_t> {  // param: canonical delay (µs)
+ protected:
+  std::unique_ptr<Engine> Open(Config c = EngineConfig()) { return OpenEngine(c, GetParam()); }
+};
+
+TEST_P(EngineTest, StoreOpenReturnsEngineForEngineModes) {
+  for (Mode mode : {Mode::kKvcg, Mode::kCpuOnly}) {
+    std::unique_ptr<Store> store;
+    ASSERT_TRUE(Store::Open(EngineConfig(mode), &store).ok());
+    Engine* engine = AsEngine(store.get());
+    ASSERT_NE(engine, nullptr);
+    EXPECT_EQ(engine->Stats().mode, ModeName(mode));
+    EXPECT_NE(store->Info().detail.find("engine"), std::string::npos);
+  }
+  std::unique_ptr<Store> store;
+  ASSERT_TRUE(Store::Open(EngineConfig(Mode::kGpuOnly), &store).ok());
+  EXPECT_EQ(AsEngine(store.get()), nullptr);
+}
+
+TEST_P(EngineTest, ColdKeysGoToCanonicalStore) {
+  auto e = Open();
+  EXPECT_EQ(e->Put("k", "v1").code, Code::kNotFound);
+  EXPECT_EQ(e->canonical()->Get("k").value, "v1");  // written through at once
+  OpResult r = e->Put("k", "v2");
+  EXPECT_EQ(r.code, Code::kOk);
+  EXPECT_EQ(r.value, "v1");
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.hot.ops, 0u);
+  EXPECT_EQ(s.cold.ops, 2u);
+}
+
+TEST_P(EngineTest, HotMissFillsThenHitsAndWritesBack) {
+  auto e = Open();
+  ASSERT_EQ(e->Put("a", "1").code, Code::kNotFound);  // cold, canonical store has it
+  Install(e.get(), Hot({"a"}));
+  OpResult r = e->Get("a");  // compulsory miss: fetched and cached
+  EXPECT_EQ(r.value, "1");
+  EXPECT_EQ(e->Stats().hot.misses, 1u);
+  r = e->Get("a");
+  EXPECT_EQ(r.value, "1");
+  EXPECT_EQ(e->Stats().hot.hits, 1u);
+  r = e->Put("a", "2");  // hit: written in the cache only
+  EXPECT_EQ(r.code, Code::kOk);
+  EXPECT_EQ(r.value, "1");
+  EXPECT_EQ(e->canonical()->Get("a").value, "1");  // canonical is behind (write-back)
+  EXPECT_EQ(e->Stats().hot_cache_dirty, 1u);
+  EXPECT_EQ(e->Get("a").value, "2");
+  ASSERT_TRUE(e->Flush().ok());
+  EXPECT_EQ(e->canonical()->Get("a").value, "2");
+  EXPECT_EQ(e->Stats().hot_cache_dirty, 0u);
+  EXPECT_EQ(e->Stats().recent_switches.back().replayed, 1u);
+}
+
+TEST_P(EngineTest, DeleteLeavesTombstoneAnsweredWithoutCanonical) {
+  auto e = Open();
+  ASSERT_EQ(e->Put("b", "x").code, Code::kNotFound);
+  Install(e.get(), Hot({"b", "never"}));
+  OpResult r = e->Delete("b");  // miss: executed on the canonical store, fills a tombstone
+  EXPECT_EQ(r.code, Code::kOk);
+  EXPECT_EQ(r.value, "x");
+  EXPECT_EQ(e->Delete("never").code, Code::kNotFound);  // miss on an absent key: tombstone
+  const uint64_t misses = e->Stats().hot.misses;
+  EXPECT_EQ(misses, 2u);
+  EXPECT_EQ(e->Get("b").code, Code::kNotFound);
+  EXPECT_EQ(e->Get("never").code, Code::kNotFound);
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.hot.misses, misses);  // both answered by their tombstones
+  EXPECT_EQ(s.hot.hits, 2u);
+  EXPECT_EQ(e->Put("b", "y").code, Code::kNotFound);  // hit on the tombstone
+  EXPECT_EQ(e->Get("b").value, "y");
+  EXPECT_EQ(e->Size(), 1u);
+}
+
+// The rule: a key's operations in one batch all take the same path; once one
+// misses, the later ones wait behind it and run in batch order at its fill.
+TEST_P(EngineTest, SameBatchOrderAcrossMissAndQueuedOps) {
+  auto e = Open();
+  ASSERT_EQ(e->Put("k", "old").code, Code::kNotFound);
+  Install(e.get(), Hot({"k", "n"}));
+  Batch b;
+  b.Get("k");        // miss
+  b.Put("k", "v1");  // waits behind the miss
+  b.Get("k");
+  b.Delete("k");
+  b.Get("k");
+  const std::string_view expected = "absent?";
+  b.CompareAndSwap("k", nullptr, "v2");  // stores: the key is absent now
+  b.CompareAndSwap("k", &expected, "v3");  // does not store
+  b.Get("k");
+  b.Put("n", "fresh");  // another hot key in the same batch: its own miss
+  b.Get("n");
+  std::vector<OpResult> r = e->Execute(b);
+  ASSERT_EQ(r.size(), 10u);
+  EXPECT_EQ(r[0].value, "old");
+  EXPECT_EQ(r[1].value, "old");
+  EXPECT_EQ(r[2].value, "v1");
+  EXPECT_EQ(r[3].value, "v1");
+  EXPECT_EQ(r[4].code, Code::kNotFound);
+  EXPECT_EQ(r[5].code, Code::kNotFound);
+  EXPECT_EQ(r[6].code, Code::kOk);
+  EXPECT_EQ(r[6].value, "v2");
+  EXPECT_EQ(r[7].value, "v2");
+  EXPECT_EQ(r[8].code, Code::kNotFound);
+  EXPECT_EQ(r[9].value, "fresh");
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.hot.misses, 2u);
+  EXPECT_EQ(s.hot.waited, 8u);
+  ASSERT_TRUE(e->Flush().ok());
+  EXPECT_EQ(e->canonical()->Get("k").value, "v2");
+  EXPECT_EQ(e->canonical()->Get("n").value, "fresh");
+}
+
+TEST_P(EngineTest, SuccessiveBatchesOfOneSubmitterKeepOrderAcrossMiss) {
+  auto e = Open();
+  Install(e.get(), Hot({"k"}));
+  std::vector<std::vector<OpResult>> out(3);
+  std::atomic<int> done{0};
+  Batch b1, b2, b3;
+  b1.Put("k", "1");  // miss (possibly still in flight when b2 arrives)
+  b2.Put("k", "2");
+  b3.Get("k");
+  e->Submit(b1, [&](std::vector<OpResult>&& r) { out[0] = std::move(r); ++done; });
+  e->Submit(b2, [&](std::vector<OpResult>&& r) { out[1] = std::move(r); ++done; });
+  e->Submit(b3, [&](std::vector<OpResult>&& r) { out[2] = std::move(r); ++done; });
+  while (done.load() != 3) std::this_thread::yield();
+  EXPECT_EQ(out[0][0].code, Code::kNotFound);
+  EXPECT_EQ(out[1][0].value, "1");
+  EXPECT_EQ(out[2][0].value, "2");
+}
+
+// §6.2: hot under m1, cold under m2, hot again under m3. Without eviction at
+// m2 the m3 read would see the m1-era value.
+TEST_P(EngineTest, HotColdHotNeverSeesStaleValue) {
+  auto e = Open();
+  Install(e.get(), Hot({"k"}));  // m1
+  ASSERT_EQ(e->Put("k", "m1").code, Code::kNotFound);
+  ASSERT_EQ(e->Put("k", "m1b").code, Code::kOk);  // hit, dirty
+  SwitchRecord rec;
+  Install(e.get(), Hot({"other"}), &rec);  // m2: k cold
+  EXPECT_EQ(rec.replayed, 1u);
+  EXPECT_EQ(rec.evicted, 1u);
+  EXPECT_EQ(e->canonical()->Get("k").value, "m1b");
+  OpResult r = e->Put("k", "m2");  // cold: canonical store
+  EXPECT_EQ(r.value, "m1b");
+  Install(e.get(), Hot({"k"}));  // m3
+  EXPECT_EQ(e->Get("k").value, "m2");
+  EXPECT_EQ(e->Stats().model_version, 4u);
+}
+
+TEST_P(EngineTest, SwitchRecordsAndHistory) {
+  auto e = Open();
+  Install(e.get(), Hot({"x", "y"}));
+  ASSERT_EQ(e->Put("x", "1").code, Code::kNotFound);
+  ASSERT_EQ(e->Put("y", "1").code, Code::kNotFound);
+  ASSERT_EQ(e->Put("x", "2").code, Code::kOk);
+  ASSERT_EQ(e->Delete("y").code, Code::kOk);
+  SwitchRecord rec;
+  Install(e.get(), Hot({"y"}), &rec);
+  EXPECT_TRUE(rec.ok);
+  EXPECT_EQ(rec.replayed, 2u);
+  EXPECT_EQ(rec.evicted, 1u);  // x; y stays
+  EXPECT_EQ(rec.version, 3u);
+  EXPECT_GE(rec.duration_us, rec.blocked_us);
+  EXPECT_NE(rec.model.find("test"), std::string::npos);
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.switches, 2u);
+  ASSERT_EQ(s.recent_switches.size(), 2u);
+  EXPECT_EQ(s.recent_switches[1].version, 3u);
+  EXPECT_EQ(s.hot_cache_entries, 1u);
+  EXPECT_EQ(e->canonical()->Get("x").value, "2");
+  EXPECT_EQ(e->canonical()->Get("y").code, Code::kNotFound);
+}
+
+TEST_P(EngineTest, ShadowModelLearnsHotKeys) {
+  Config c = EngineConfig();
+  c.router.sample_rate = 1.0;
+  c.router.threshold = 0.05;
+  auto e = Open(c);
+  for (int i = 0; i < 200; ++i) {
+    Batch b;
+    b.Get("hot1");
+    b.Get("hot2");
+    b.Get("cold" + std::to_string(i));
+    e->Execute(b);
+  }
+  EXPECT_EQ(e->Stats().samples, 600u);
+  SwitchRecord rec;
+  ASSERT_TRUE(e->SwitchToShadowModel(&rec).ok());
+  EXPECT_NE(rec.model.find("histogram(10000 bins, 2 hot)"), std::string::npos) << rec.model;
+  EXPECT_EQ(e->Stats().samples, 0u);  // training restarted
+  e->Get("hot1");  // miss
+  e->Get("hot1");  // hit
+  e->Get("cold7");
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.hot.misses, 1u);
+  EXPECT_EQ(s.hot.hits, 1u);
+}
+
+TEST_P(EngineTest, PeriodicSwitchInstallsShadowModel) {
+  Config c = EngineConfig();
+  c.router.sample_rate = 1.0;
+  c.router.threshold = 0.2;
+  c.router.switch_period_ms = 5;
+  c.router.min_samples = 100;
+  auto e = Open(c);
+  for (int i = 0; i < 2000 && e->Stats().switches == 0; ++i) {
+    e->Get("popular");
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  EngineStats s = e->Stats();
+  ASSERT_GE(s.switches, 1u);
+  EXPECT_EQ(s.recent_switches[0].reason, "periodic");
+  EXPECT_NE(s.model.find("1 hot"), std::string::npos) << s.model;
+}
+
+TEST_P(EngineTest, CpuOnlyServesEveryKeyFromHotCache) {
+  auto e = Open(EngineConfig(Mode::kCpuOnly));
+  EXPECT_EQ(e->Put("a", "1").code, Code::kNotFound);  // compulsory miss
+  EXPECT_EQ(e->Put("a", "2").value, "1");             // hit
+  EXPECT_EQ(e->Get("a").value, "2");
+  EXPECT_EQ(e->Put("b", "1").code, Code::kNotFound);
+  EXPECT_EQ(e->Delete("b").value, "1");
+  EXPECT_EQ(e->Put("b", "3").code, Code::kNotFound);
+  EXPECT_EQ(e->Delete("b").value, "3");
+  EXPECT_EQ(e->Size(), 1u);
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.cold.ops, 2u);  // the two compulsory misses
+  EXPECT_EQ(s.hot.hits, 5u);
+  EXPECT_EQ(e->InstallModel(MakeAllColdModel(), "x", nullptr).code(), Code::kInvalidArgument);
+  EXPECT_EQ(e->SwitchToShadowModel(nullptr).code(), Code::kInvalidArgument);
+  ASSERT_TRUE(e->Flush().ok());
+  EXPECT_EQ(e->canonical()->Size(), 1u);
+  EXPECT_EQ(e->canonical()->Get("a").value, "2");
+}
+
+TEST_P(EngineTest, SizeCountsUnreplayedHotUpdates) {
+  auto e = Open();
+  ASSERT_EQ(e->Put("p", "1").code, Code::kNotFound);
+  ASSERT_EQ(e->Put("q", "1").code, Code::kNotFound);
+  Install(e.get(), Hot({"p", "q", "r"}));
+  e->Get("p");
+  e->Get("q");
+  e->Get("r");  // tombstone
+  EXPECT_EQ(e->Size(), 2u);
+  e->Delete("p");  // hit: canonical still has p
+  e->Put("r", "1");  // hit on tombstone: canonical lacks r
+  e->Put("s", "1");  // cold
+  EXPECT_EQ(e->canonical()->Size(), 3u);
+  EXPECT_EQ(e->Size(), 3u);  // q, r, s
+  ASSERT_TRUE(e->Flush().ok());
+  EXPECT_EQ(e->canonical()->Size(), 3u);
+  EXPECT_EQ(e->Size(), 3u);
+}
+
+TEST_P(EngineTest, ClearEmptiesBothComponents) {
+  auto e = Open();
+  Install(e.get(), Hot({"h"}));
+  e->Put("h", "1");
+  e->Put("h", "2");
+  e->Put("c", "1");
+  e->Clear();
+  EXPECT_EQ(e->Size(), 0u);
+  EXPECT_EQ(e->Get("h").code, Code::kNotFound);
+  EXPECT_EQ(e->Get("c").code, Code::kNotFound);
+  EXPECT_EQ(e->Stats().hot_cache_dirty, 0u);
+}
+
+TEST_P(EngineTest, CapacityLimitMakesHotWritesWriteThrough) {
+  Config c = EngineConfig();
+  c.max_keys = 2;
+  auto e = Open(c);
+  Install(e.get(), Hot({"a", "b", "c"}));
+  EXPECT_EQ(e->Put("a", "1").code, Code::kNotFound);
+  EXPECT_EQ(e->Put("b", "1").code, Code::kNotFound);
+  EXPECT_EQ(e->Put("c", "1").code, Code::kCapacityExhausted);
+  EXPECT_EQ(e->Get("c").code, Code::kNotFound);
+  EXPECT_EQ(e->Put("a", "2").value, "1");  // hit, but executed on the canonical store
+  EXPECT_EQ(e->canonical()->Get("a").value, "2");
+  EXPECT_EQ(e->Delete("b").value, "1");
+  EXPECT_EQ(e->Put("c", "1").code, Code::kNotFound);  // room again
+  EXPECT_EQ(e->Stats().hot_cache_dirty, 0u);
+  EXPECT_EQ(e->Size(), 2u);
+}
+
+TEST_P(EngineTest, EqualHashesNeverAliasOnEitherPath) {
+  Config c = EngineConfig();
+  c.hash = [](std::string_view) -> uint64_t { return 7; };
+  auto e = Open(c);
+  Install(e.get(), Hot({"h1", "h2"}));  // c1, c2 cold with the same hash
+  Batch b;
+  b.Put("h1", "a");
+  b.Put("c1", "b");
+  b.Put("h2", "c");
+  b.Put("c2", "d");
+  b.Get("h1");
+  b.Get("c1");
+  b.Get("h2");
+  b.Get("c2");
+  std::vector<OpResult> r = e->Execute(b);
+  EXPECT_EQ(r[4].value, "a");
+  EXPECT_EQ(r[5].value, "b");
+  EXPECT_EQ(r[6].value, "c");
+  EXPECT_EQ(r[7].value, "d");
+  Install(e.get(), Hot({"c1", "h2"}));
+  EXPECT_EQ(e->Get("h1").value, "a");
+  EXPECT_EQ(e->Get("c1").value, "b");
+  EXPECT_EQ(e->Get("h2").value, "c");
+  EXPECT_EQ(e->Get("c2").value, "d");
+}
+
+TEST_P(EngineTest, BadInputIsAnsweredWithErrorsAndNotRouted) {
+  Config c = EngineConfig();
+  c.max_key_bytes = 4;
+  c.max_value_bytes = 4;
+  auto e = Open(c);
+  Install(e.get(), MakeAllHotModel());
+  Batch b;
+  b.Put("toolong", "v");
+  b.Put("k", "toolong");
+  b.Get("k");
+  std::vector<OpResult> r = e->Execute(b);
+  EXPECT_EQ(r[0].code, Code::kKeyTooLarge);
+  EXPECT_EQ(r[1].code, Code::kValueTooLarge);
+  EXPECT_EQ(r[2].code, Code::kNotFound);
+  EXPECT_EQ(e->Stats().errors, 2u);
+  EXPECT_EQ(e->Size(), 0u);
+}
+
+TEST_P(EngineTest, RejectsBadRouterConfig) {
+  Config c = EngineConfig();
+  c.router.bins = 0;
+  std::unique_ptr<Store> store;
+  EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
+  c = EngineConfig();
+  c.router.sample_rate = 2;
+  EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
+}
+
+TEST_P(EngineTest, StatsReportLatencyAndReset) {
+  auto e = Open();
+  Install(e.get(), Hot({"h"}));
+  e->Put("h", "1");
+  for (int i = 0; i < 10; ++i) e->Get("h");
+  e->Get("c");
+  EngineStats s = e->Stats();
+  EXPECT_EQ(s.hot.latency.count, 10u);
+  EXPECT_EQ(s.cold.latency.count, 2u);
+  EXPECT_GT(s.hot.latency.p99_us, 0);
+  EXPECT_LE(s.hot.latency.p50_us, s.hot.latency.p99_us);
+  EXPECT_LE(s.hot.latency.p99_us, s.hot.latency.max_us);
+  e->ResetStats();
+  s = e->Stats();
+  EXPECT_EQ(s.hot.ops, 0u);
+  EXPECT_EQ(s.hot.latency.count, 0u);
+  EXPECT_EQ(s.switches, 1u);  // history kept
+}
+
+INSTANTIATE_TEST_SUITE_P(Canonical, EngineTest, ::testing::Values(0u, 200u),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                           return info.param == 0 ? std::string("inline")
+                                                  : "delayed" + std::to_string(info.param) + "us";
+                         });
+
+}  // namespace
+}  // namespace kvcg::testing

@@ -1,0 +1,184 @@
+// HotCache in isolation: misses create pending entries whose fills become
+// the entry's state, queued ops run in order at the fill, hits answer with
+// previous values, the log replays exactly the epoch's updates, eviction
+// keeps what the predicate keeps, write-through never dirties.
+#include "hotcache/hot_cache.h"
+
+#include <gtest/gtest.h>
+
+namespace kvcg::hotcache {
+namespace {
+
+constexpr uint64_t kHash = 42;  // one bucket for everything: exercises chains
+
+struct Harness {
+  explicit Harness(bool write_through = false) : cache({4, write_through}) {}
+  // Appends an op to the batch and returns its ref (results sized generously).
+  OpRef Add(OpType type, std::string_view key, std::string_view value = {}) {
+    batch.Append(type, key, value);
+    const uint32_t i = static_cast<uint32_t>(batch.size() - 1);
+    return {&batch, i, &results[i], nullptr};
+  }
+  Batch batch;
+  OpResult results[64];
+  HotCache cache;
+};
+
+TEST(HotCacheTest, MissFillThenHit) {
+  Harness h;
+  OpRef get = h.Add(OpType::kGet, "k");
+  ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kMiss);
+  EXPECT_EQ(h.cache.pending(), 1u);
+  *get.result = {Code::kOk, "canon"};  // what the canonical store answered
+  HotCache::Completion c;
+  h.cache.Complete(get, kHash, &c);
+  ASSERT_EQ(c.done.size(), 1u);
+  EXPECT_FALSE(c.has_next);
+  EXPECT_EQ(h.cache.pending(), 0u);
+  OpRef get2 = h.Add(OpType::kGet, "k");
+  ASSERT_EQ(h.cache.Execute(get2, kHash), Outcome::kDone);
+  EXPECT_EQ(get2.result->value, "canon");
+  EXPECT_EQ(h.cache.entries(), 1u);
+  EXPECT_EQ(h.cache.dirty(), 0u);
+}
+
+TEST(HotCacheTest, OpsQueueBehindMissAndRunInOrder) {
+  Harness h;
+  OpRef miss = h.Add(OpType::kGet, "k");
+  ASSERT_EQ(h.cache.Execute(miss, kHash), Outcome::kMiss);
+  OpRef put = h.Add(OpType::kPut, "k", "new");
+  OpRef get = h.Add(OpType::kGet, "k");
+  OpRef del = h.Add(OpType::kDelete, "k");
+  OpRef other = h.Add(OpType::kGet, "other");  // same hash, different key: its own miss
+  EXPECT_EQ(h.cache.Execute(put, kHash), Outcome::kWaiting);
+  EXPECT_EQ(h.cache.Execute(get, kHash), Outcome::kWaiting);
+  EXPECT_EQ(h.cache.Execute(del, kHash), Outcome::kWaiting);
+  EXPECT_EQ(h.cache.Execute(other, kHash), Outcome::kMiss);
+  *miss.result = {Code::kOk, "old"};
+  HotCache::Completion c;
+  h.cache.Complete(miss, kHash, &c);
+  ASSERT_EQ(c.done.size(), 4u);
+  EXPECT_EQ(put.result->value, "old");
+  EXPECT_EQ(get.result->value, "new");
+  EXPECT_EQ(del.result->value, "new");
+  EXPECT_EQ(h.cache.dirty(), 1u);  // logged once although updated twice
+  EXPECT_EQ(h.cache.pending(), 1u);  // "other" is still in flight
+  EXPECT_EQ(h.cache.presence_delta(), -1);  // canonical has k, the cache says deleted
+}
+
+TEST(HotCacheTest, FailedMissHandsQueueToNextOp) {
+  Harness h;
+  OpRef put = h.Add(OpType::kPut, "k", "v");
+  ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kMiss);
+  OpRef get = h.Add(OpType::kGet, "k");
+  EXPECT_EQ(h.cache.Execute(get, kHash), Outcome::kWaiting);
+  *put.result = {Code::kCapacityExhausted, ""};
+  HotCache::Completion c;
+  h.cache.Complete(put, kHash, &c);
+  ASSERT_EQ(c.done.size(), 1u);  // the failed put
+  ASSERT_TRUE(c.has_next);       // the get must now fetch the state itself
+  EXPECT_EQ(c.next.index, get.index);
+  *get.result = {Code::kNotFound, ""};
+  h.cache.Complete(get, kHash, &c);
+  EXPECT_EQ(c.done.size(), 1u);
+  EXPECT_EQ(h.cache.pending(), 0u);
+  OpRef get2 = h.Add(OpType::kGet, "k");
+  EXPECT_EQ(h.cache.Execute(get2, kHash), Outcome::kDone);  // tombstone
+  EXPECT_EQ(get2.result->code, Code::kNotFound);
+}
+
+TEST(HotCacheTest, FailedMissWithNothingQueuedLeavesNoEntry) {
+  Harness h;
+  OpRef put = h.Add(OpType::kPut, "k", "v");
+  ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kMiss);
+  *put.result = {Code::kTimedOut, ""};
+  HotCache::Completion c;
+  h.cache.Complete(put, kHash, &c);
+  EXPECT_EQ(h.cache.entries(), 0u);
+  EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "k"), kHash), Outcome::kMiss);
+}
+
+TEST(HotCacheTest, LogReplaysCurrentStateAndEvictionFollowsPredicate) {
+  Harness h;
+  HotCache::Completion c;
+  for (const char* key : {"a", "b", "c"}) {
+    OpRef miss = h.Add(OpType::kGet, key);
+    ASSERT_EQ(h.cache.Execute(miss, kHash), Outcome::kMiss);
+    *miss.result = {Code::kOk, "0"};
+    h.cache.Complete(miss, kHash, &c);
+  }
+  ASSERT_EQ(h.cache.Execute(h.Add(OpType::kPut, "a", "1"), kHash), Outcome::kDone);
+  ASSERT_EQ(h.cache.Execute(h.Add(OpType::kPut, "a", "2"), kHash), Outcome::kDone);
+  ASSERT_EQ(h.cache.Execute(h.Add(OpType::kDelete, "b"), kHash), Outcome::kDone);
+  Batch replay;
+  h.cache.CollectLog(&replay);
+  ASSERT_EQ(replay.size(), 2u);
+  EXPECT_EQ(replay.type(0), OpType::kPut);
+  EXPECT_EQ(replay.key(0), "a");
+  EXPECT_EQ(replay.value(0), "2");
+  EXPECT_EQ(replay.type(1), OpType::kDelete);
+  EXPECT_EQ(replay.key(1), "b");
+  // The first replayed op fails: that entry stays dirty and logged.
+  EXPECT_EQ(h.cache.CommitLog({{Code::kTimedOut, ""}, {Code::kOk, "0"}}), 1u);
+  EXPECT_EQ(h.cache.dirty(), 1u);
+  EXPECT_EQ(h.cache.presence_delta(), 0);  // b's delete reached the canonical store
+  // Dirty entries are never evicted.
+  EXPECT_EQ(h.cache.Evict([](std::string_view, uint64_t) { return false; }), 2u);
+  EXPECT_EQ(h.cache.entries(), 1u);
+  Batch again;
+  h.cache.CollectLog(&again);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(h.cache.CommitLog({{Code::kOk, "0"}}), 0u);
+  EXPECT_EQ(h.cache.Evict([](std::string_view key, uint64_t) { return key == "a"; }), 0u);
+  EXPECT_EQ(h.cache.Evict([](std::string_view, uint64_t) { return false; }), 1u);
+  EXPECT_EQ(h.cache.entries(), 0u);
+}
+
+TEST(HotCacheTest, ManyKeysInOneBucketChainNodes) {
+  Harness h;
+  HotCache::Completion c;
+  Batch batch;
+  std::vector<OpResult> results(100);
+  for (int i = 0; i < 100; ++i) batch.Put("key" + std::to_string(i), std::to_string(i));
+  for (uint32_t i = 0; i < 100; ++i) {
+    OpRef op{&batch, i, &results[i], nullptr};
+    ASSERT_EQ(h.cache.Execute(op, kHash), Outcome::kMiss);
+    results[i] = {Code::kNotFound, ""};
+    h.cache.Complete(op, kHash, &c);
+  }
+  EXPECT_EQ(h.cache.entries(), 100u);
+  for (int i = 0; i < 100; ++i) {
+    OpRef get = h.Add(OpType::kGet, "key" + std::to_string(i));
+    ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kDone);
+    EXPECT_EQ(get.result->value, std::to_string(i));
+    if (h.batch.size() == 60) h.batch.Clear();  // stay within results[]
+  }
+  EXPECT_EQ(h.cache.Evict([](std::string_view k, uint64_t) { return k.back() == '7'; }), 90u);
+  EXPECT_EQ(h.cache.entries(), 10u);
+}
+
+TEST(HotCacheTest, WriteThroughSendsStateChangesToCanonical) {
+  Harness h(/*write_through=*/true);
+  HotCache::Completion c;
+  OpRef miss = h.Add(OpType::kGet, "k");
+  ASSERT_EQ(h.cache.Execute(miss, kHash), Outcome::kMiss);
+  *miss.result = {Code::kOk, "v"};
+  h.cache.Complete(miss, kHash, &c);
+  EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "k"), kHash), Outcome::kDone);
+  const std::string_view wrong = "w";
+  h.batch.CompareAndSwap("k", &wrong, "x");  // does not store: answered inline
+  OpRef cas{&h.batch, static_cast<uint32_t>(h.batch.size() - 1), &h.results[h.batch.size() - 1]};
+  EXPECT_EQ(h.cache.Execute(cas, kHash), Outcome::kDone);
+  EXPECT_EQ(cas.result->value, "v");
+  OpRef put = h.Add(OpType::kPut, "k", "v2");
+  ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kMiss);
+  *put.result = {Code::kOk, "v"};
+  h.cache.Complete(put, kHash, &c);
+  OpRef get = h.Add(OpType::kGet, "k");
+  ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kDone);
+  EXPECT_EQ(get.result->value, "v2");
+  EXPECT_EQ(h.cache.dirty(), 0u);
+}
+
+}  // namespace
+}  // namespace kvcg::hotcache

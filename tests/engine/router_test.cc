@@ -1,0 +1,90 @@
+// Router and models: bins partition the hash space, the shadow histogram
+// marks exactly the bins above the threshold, sampling honours its rate,
+// key-set and predicate models answer by key.
+#include "router/router.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kvcg/model.h"
+
+namespace kvcg::router {
+namespace {
+
+TEST(RouterTest, BinsCoverTheHashSpaceEvenly) {
+  EXPECT_EQ(BinOf(0, 10000), 0u);
+  EXPECT_EQ(BinOf(~uint64_t{0}, 10000), 9999u);
+  EXPECT_EQ(BinOf(uint64_t{1} << 63, 10000), 5000u);
+  EXPECT_EQ(BinOf(uint64_t{1} << 63, 3), 1u);
+}
+
+uint64_t HashInBin(size_t bin, size_t bins) {
+  // The middle of the bin's hash range.
+  const long double width = 18446744073709551616.0L / bins;
+  return static_cast<uint64_t>(width * bin + width / 2);
+}
+
+TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
+  Config::RouterConfig c;
+  c.bins = 100;
+  c.threshold = 0.1;
+  c.sample_rate = 1.0;
+  Router r(c, MakeAllColdModel());
+  for (int i = 0; i < 50; ++i) r.Sample(HashInBin(3, 100));   // 50%
+  for (int i = 0; i < 11; ++i) r.Sample(HashInBin(7, 100));   // 11%
+  for (int i = 0; i < 10; ++i) r.Sample(HashInBin(8, 100));   // 10%: not above
+  for (int i = 0; i < 29; ++i) r.Sample(HashInBin(10 + i, 100));
+  EXPECT_EQ(r.samples(), 100u);
+  auto model = r.BuildShadow();
+  EXPECT_EQ(model->Describe(), "histogram(100 bins, 2 hot)");
+  EXPECT_TRUE(model->IsHot("x", HashInBin(3, 100)));
+  EXPECT_TRUE(model->IsHot("x", HashInBin(7, 100)));
+  EXPECT_FALSE(model->IsHot("x", HashInBin(8, 100)));
+  EXPECT_FALSE(model->IsHot("x", HashInBin(10, 100)));
+  r.ResetTraining();
+  EXPECT_EQ(r.samples(), 0u);
+  EXPECT_EQ(r.BuildShadow()->Describe(), "histogram(100 bins, 0 hot)");
+}
+
+TEST(RouterTest, SamplingRateIsHonoured) {
+  Config::RouterConfig c;
+  c.sample_rate = 0.1;
+  Router r(c, MakeAllColdModel());
+  for (int i = 0; i < 100000; ++i) r.Sample(static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull);
+  EXPECT_GT(r.samples(), 9000u);
+  EXPECT_LT(r.samples(), 11000u);
+  c.sample_rate = 0;
+  Router never(c, MakeAllColdModel());
+  for (int i = 0; i < 1000; ++i) never.Sample(i);
+  EXPECT_EQ(never.samples(), 0u);
+  EXPECT_FALSE(never.sampling());
+}
+
+TEST(RouterTest, InstallBumpsVersion) {
+  Router r(Config::RouterConfig{}, MakeAllColdModel());
+  EXPECT_EQ(r.version(), 1u);
+  EXPECT_FALSE(r.IsHot("k", 1));
+  r.Install(MakeAllHotModel());
+  EXPECT_EQ(r.version(), 2u);
+  EXPECT_TRUE(r.IsHot("k", 1));
+}
+
+TEST(ModelTest, KeySetAndPredicateModelsAnswerByKey) {
+  auto set = MakeKeySetModel({"a", std::string("b\0c", 3)}, "prior");
+  EXPECT_TRUE(set->IsHot("a", 0));
+  EXPECT_TRUE(set->IsHot(std::string_view("b\0c", 3), 0));
+  EXPECT_FALSE(set->IsHot("b", 0));
+  EXPECT_EQ(set->Describe(), "prior(2 keys)");
+  auto pred = MakePredicateModel([](std::string_view k, uint64_t) { return k.size() == 1; },
+                                 "short keys");
+  EXPECT_TRUE(pred->IsHot("x", 0));
+  EXPECT_FALSE(pred->IsHot("xy", 0));
+  EXPECT_EQ(pred->Describe(), "short keys");
+  auto hist = MakeHistogramModel({false, true});
+  EXPECT_FALSE(hist->IsHot("k", 0));
+  EXPECT_TRUE(hist->IsHot("k", ~uint64_t{0}));
+}
+
+}  // namespace
+}  // namespace kvcg::router
