@@ -1,0 +1,81 @@
+// The general layout's out-of-slab memory, one pair of heaps per orchestrator.
+//
+// KeyRecordHeap: device memory for key records (lslab_types.h). The host
+// allocates a record for every PUT/CAS before launch (it cannot know whether
+// the key is new); the kernel fills and links it only when it inserts, and
+// the host frees it otherwise, or when a DELETE hands the record back.
+// ValueHeap: values in pinned, device-mapped host memory (Mega-KV and the
+// paper keep values over 8 bytes outside the GPU index); the kernel swaps
+// blob pointers and reads blobs only to compare a CAS's expected value.
+//
+// Both are size-class free lists (powers of two) over chunks carved with a
+// bump pointer; big blobs get their own allocation. Keys are routed to one
+// orchestrator by hash, so every record and blob of a key is allocated and
+// freed by the same thread: no locks. A blob or record returned by the kernel
+// as "previous" may still be read by results of the same batch, so the
+// orchestrator frees it only after the whole batch's results are built.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "store/gpu/slab_pool.h"
+
+namespace kvcg::store::gpu {
+
+class KeyRecordHeap {
+ public:
+  explicit KeyRecordHeap(DeviceBudget* budget) : budget_(budget) {}
+  ~KeyRecordHeap() { Reset(); }
+  KeyRecordHeap(const KeyRecordHeap&) = delete;
+  KeyRecordHeap& operator=(const KeyRecordHeap&) = delete;
+
+  // Device address of a record for a key of `key_bytes`; 0 when the budget
+  // or the card is exhausted.
+  uint64_t Allocate(uint32_t key_bytes);
+  void Free(uint64_t record, uint32_t key_bytes);
+  // Frees every chunk (nothing may be running).
+  void Reset();
+
+  static uint64_t RecordBytes(uint32_t key_bytes) { return 16 + ((uint64_t(key_bytes) + 7) & ~7ull); }
+
+ private:
+  DeviceBudget* const budget_;
+  std::vector<std::vector<uint64_t>> free_;  // by size class
+  std::vector<std::pair<void*, uint64_t>> chunks_;
+  uint64_t cursor_ = 0, end_ = 0;  // bump range in the newest chunk
+  uint64_t next_chunk_ = 1 << 20;
+};
+
+class ValueHeap {
+ public:
+  ValueHeap() = default;
+  ~ValueHeap() { Reset(); }
+  ValueHeap(const ValueHeap&) = delete;
+  ValueHeap& operator=(const ValueHeap&) = delete;
+
+  // A blob holding `bytes` (word 0: size, then the bytes); nullptr when
+  // pinned memory cannot be had.
+  uint64_t* Allocate(std::string_view bytes);
+  void Free(uint64_t* blob);
+  // Frees everything (nothing may be running).
+  void Reset();
+
+  static std::string_view Bytes(const uint64_t* blob) {
+    return {reinterpret_cast<const char*>(blob + 1), size_t(blob[0])};
+  }
+
+ private:
+  static constexpr uint64_t kBigBlob = 1 << 20;
+  std::vector<std::vector<uint64_t*>> free_;
+  std::vector<void*> chunks_;
+  std::unordered_set<uint64_t*> big_;
+  char* cursor_ = nullptr;
+  char* end_ = nullptr;
+  uint64_t next_chunk_ = 64 << 10;
+};
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,29 @@
+// Host entry points of the L-Slab kernel (lslab_kernel.cu). Plain C++ so the
+// orchestrator (.cc, built by g++) can call them.
+//
+// One launch executes one aggregated batch (ArbView) against the table
+// (TableView). Warps claim 32 ops at a time from the batch's cursor, then
+// lead their lanes' ops one after another (the paper's warp-cooperative
+// scheme); ops sharing a group wait until the group's earlier ops are done,
+// which keeps same-key order inside a batch. Thread-safe: any number of
+// launches may run at once on different streams against one table.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "store/gpu/lslab_types.h"
+
+namespace kvcg::store::gpu {
+
+constexpr int kLSlabBlockThreads = 512;  // 16 warps per block, as in the paper
+
+// Enqueues the kernel on `stream`. `max_blocks` caps the grid (0 = as many
+// blocks as can be resident). Returns the launch error, if any.
+cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
+                        uint32_t max_blocks, cudaStream_t stream);
+
+// Blocks of kLSlabBlockThreads that fit on the whole device at once (0 and an
+// error when the kernel image cannot run on the current device).
+cudaError_t LSlabResidentBlocks(bool general, int* blocks);
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,117 @@
+// L-Slab data layout shared by the host (g++) and the kernels (nvcc).
+//
+// Table. B buckets (a power of two); bucket b's head slab is slab b of one
+// cudaMalloc'd array, overflow slabs come from the slab pool (below). A slab
+// is 64 eight-byte words = 512 bytes, the paper's layout:
+//   words  0..30  keys  (fixed8: the key itself; general: the key's 64-bit hash)
+//   word   31     meta: next slab (pool index, high 32 bits; 0 = none) and
+//                 the occupancy bitmap of slots 0..30 (low 31 bits). A bitmap
+//                 instead of an "empty key" sentinel lets every 8-byte key be
+//                 stored in fixed8.
+//   words 32..62  values (fixed8: the value; general: a device pointer to the
+//                 key record)
+//   word  63      head slab only: the bucket's readers–writer spin lock (low
+//                 32 bits), next to the data it guards.
+// Lane i of a warp reads word i (keys + meta: one coalesced 256-byte read) and
+// word 32+i (values) in the same probe, so a GET needs no second round trip.
+//
+// Slab pool. Pool slab indices are 32 bits: chunk = idx >> kPoolChunkShift,
+// slot = idx & mask; chunk pointers live in a device table. The device takes
+// slabs with one atomicAdd on a bump counter (slabs are never freed one by
+// one: an emptied slot is reused by later inserts into its bucket; Clear()
+// resets the pool). The host grows the pool by adding zeroed chunks and then
+// raising the capacity word.
+//
+// General layout key record (device memory, host-allocated, 16-byte aligned):
+//   word 0: value handle = host pointer to a ValueBlob (pinned, mapped)
+//   word 1: key length (low 32) | value length (high 32)
+//   words 2..: key bytes, zero-padded to a multiple of 8
+// ValueBlob (pinned host memory, visible to the device through UVA):
+//   word 0: size; then the bytes (the tail of the last word is garbage: every
+//   compare masks it).
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define KVCG_HD __host__ __device__
+#else
+#define KVCG_HD
+#endif
+
+namespace kvcg::store::gpu {
+
+constexpr uint32_t kSlabWords = 64;
+constexpr uint32_t kSlotsPerSlab = 31;
+constexpr uint32_t kMetaWord = 31;
+constexpr uint32_t kLockWord = 63;
+constexpr uint64_t kSlabBytes = kSlabWords * 8;
+constexpr uint32_t kPoolChunkShift = 16;  // 65536 slabs = 32 MiB per chunk
+constexpr uint32_t kPoolChunkSlabs = 1u << kPoolChunkShift;
+constexpr uint32_t kMaxPoolChunks = 1u << 15;  // 2^31 slabs = 1 TiB: never the limit
+
+enum OpCode : uint32_t { kOpGet = 0, kOpPut = 1, kOpDelete = 2, kOpCas = 3 };
+
+// ctl word of an ARB op: type (bits 0..1) | expect_absent (bit 2) |
+// group (bits 3..31, 0 = the only op on its key in this batch) |
+// need (bits 32..63: how many of the group's earlier ops must be done first).
+constexpr uint64_t MakeCtl(uint32_t type, bool expect_absent, uint32_t group, uint32_t need) {
+  return uint64_t(type) | (uint64_t(expect_absent) << 2) | (uint64_t(group) << 3) |
+         (uint64_t(need) << 32);
+}
+constexpr uint32_t kMaxGroups = (1u << 29) - 1;
+
+// Result code byte: low 7 bits the outcome, bit 7 = the op's new value was
+// installed (PUT, or a CAS whose condition held).
+enum ResCode : uint8_t {
+  kResOk = 0,            // found: res_value holds the value (or handle) before the op
+  kResNotFound = 1,
+  kResCapacity = 2,      // max_keys / max_memory_bytes / no key record: nothing changed
+  kResRetryNoSlab = 3,   // the slab pool was empty: nothing changed, retry after growth
+  kResRetryPoisoned = 4, // an earlier op on this key in the batch must retry first
+};
+constexpr uint8_t kResStored = 0x80;
+
+// Device-global counters (one per table, in device memory).
+struct DeviceCounters {
+  unsigned long long keys;            // stored keys
+  unsigned long long mem_bytes;       // charged bytes (key + value + overhead)
+  unsigned long long slabs_next;      // bump pointer of the slab pool (index 0 unused)
+  unsigned long long slabs_capacity;  // pool indices < this are backed by memory
+  unsigned long long max_keys;        // 0 = unlimited
+  unsigned long long max_mem;         // 0 = unlimited
+};
+
+struct TableView {
+  uint64_t* buckets;           // B head slabs
+  uint32_t bucket_bits;        // B = 1 << bucket_bits (>= 1)
+  uint64_t* const* chunks;     // pool chunk table (device)
+  DeviceCounters* counters;
+  uint64_t entry_overhead;     // bytes charged per entry beyond key + value
+};
+
+// One aggregated request batch (ARB) in device memory, structure of arrays.
+struct ArbView {
+  uint32_t n;
+  uint32_t* cursor;         // next op to claim (starts at 0)
+  const uint64_t* hash;
+  const uint64_t* key;      // fixed8: the key; general: arena offset (low 32) | length (high 32)
+  const uint64_t* ctl;
+  const uint64_t* value;    // fixed8: the value; general: ValueBlob* (PUT/CAS)
+  const uint64_t* expected; // fixed8: CAS expected; general: arena offset | length
+  const uint64_t* rec;      // general: pre-allocated key record for a PUT/CAS that inserts
+  const uint32_t* vlen;     // general: value length (PUT/CAS)
+  uint32_t* done;           // per group: ops done (bit 31: an op asked to retry; index 0 unused)
+  int* slab_allowance;      // pool slabs this batch may still take (the host reserved them)
+  const uint64_t* arena;    // general: key and expected bytes, 8-byte aligned, zero-padded
+  uint8_t* res_code;
+  uint64_t* res_value;      // fixed8: value; general: ValueBlob* before the op
+  uint64_t* res_rec;        // general DELETE: the removed key record (host frees it)
+};
+
+// The hash is mixed again so that weak injected hashes still spread buckets.
+KVCG_HD inline uint32_t BucketOf(uint64_t hash, uint32_t bucket_bits) {
+  return uint32_t((hash * 0x9E3779B97F4A7C15ull) >> (64 - bucket_bits));
+}
+
+}  // namespace kvcg::store::gpu

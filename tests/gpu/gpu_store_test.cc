@@ -1,0 +1,402 @@
+// GPU backend tests beyond the shared conformance suite: the paths that only
+// the L-Slab backend has (slab pool growth, device-memory exhaustion with
+// RETRY, batches split across ARBs, hot keys repeated inside one aggregated
+// batch, pipelined Submits, long chains under forced collisions). Each test
+// checks results against a host model. Without a usable GPU every test is
+// skipped with the reason.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "kvcg/store.h"
+#include "store/backends.h"
+
+namespace kvcg {
+namespace {
+
+#define SKIP_WITHOUT_GPU()                                               \
+  do {                                                                   \
+    std::string why;                                                     \
+    if (!store::GpuAvailable(Config{}, &why)) GTEST_SKIP() << "no GPU: " << why; \
+  } while (0)
+
+std::string Key8(uint64_t i) {
+  std::string s(8, '\0');
+  std::memcpy(s.data(), &i, 8);
+  return s;
+}
+
+Config GpuConfig(Layout layout) {
+  Config c;
+  c.backend = Backend::kGpu;
+  c.layout = layout;
+  c.gpu_memory_bytes = 1ull << 30;
+  return c;
+}
+
+std::unique_ptr<Store> OpenOrDie(const Config& c) {
+  std::unique_ptr<Store> s;
+  Status st = Store::Open(c, &s);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return s;
+}
+
+// A reference model applying ops in order; returns the expected result.
+struct Model {
+  std::unordered_map<std::string, std::string> map;
+  OpResult Apply(OpType type, const std::string& key, const std::string& value,
+                 const std::optional<std::string>& expected) {
+    OpResult r;
+    auto it = map.find(key);
+    const bool found = it != map.end();
+    r.code = found ? Code::kOk : Code::kNotFound;
+    if (found) r.value = it->second;
+    switch (type) {
+      case OpType::kGet:
+        break;
+      case OpType::kPut:
+        map[key] = value;
+        break;
+      case OpType::kDelete:
+        if (found) map.erase(it);
+        break;
+      case OpType::kCompareAndSwap:
+        if (found ? expected && *expected == it->second : !expected) map[key] = value;
+        break;
+    }
+    return r;
+  }
+};
+
+::testing::AssertionResult Same(const OpResult& got, const OpResult& want) {
+  if (got.code == want.code && got.value == want.value) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got " << CodeName(got.code) << " (" << got.value.size()
+                                       << " bytes), want " << CodeName(want.code) << " ("
+                                       << want.value.size() << " bytes)";
+}
+
+// Random ops over a small key space, many per batch (so keys repeat inside
+// one aggregated batch), checked op by op against the model.
+void RunDifferential(Store* store, bool fixed8, uint64_t seed, int batches, int batch_ops,
+                     int keys) {
+  std::mt19937_64 rng(seed);
+  Model model;
+  auto make_key = [&](uint64_t k) {
+    if (fixed8) return Key8(k * 0x9E3779B97F4A7C15ull);
+    std::string s = "k" + std::to_string(k);
+    s.append(k % 23, char(k));  // lengths 2..30, binary bytes included
+    return s;
+  };
+  auto make_value = [&](uint64_t v) {
+    if (fixed8) return Key8(v);
+    std::string s(v % 97, 'a' + char(v % 26));
+    if (!s.empty()) s[0] = char(v);
+    return s;
+  };
+  for (int b = 0; b < batches; ++b) {
+    Batch batch;
+    std::vector<OpResult> want;
+    for (int i = 0; i < batch_ops; ++i) {
+      const std::string key = make_key(rng() % keys);
+      const std::string value = make_value(rng());
+      const int kind = int(rng() % 10);
+      if (kind < 4) {
+        batch.Get(key);
+        want.push_back(model.Apply(OpType::kGet, key, "", std::nullopt));
+      } else if (kind < 7) {
+        batch.Put(key, value);
+        want.push_back(model.Apply(OpType::kPut, key, value, std::nullopt));
+      } else if (kind < 9) {
+        batch.Delete(key);
+        want.push_back(model.Apply(OpType::kDelete, key, "", std::nullopt));
+      } else {
+        // CAS: half with the current value (when there is one), half absent/wrong.
+        auto it = model.map.find(key);
+        std::optional<std::string> expected;
+        if (rng() % 2 == 0 && it != model.map.end()) expected = it->second;
+        else if (rng() % 2 == 0) expected = make_value(rng());
+        if (expected) {
+          const std::string_view e = *expected;
+          batch.CompareAndSwap(key, &e, value);
+        } else {
+          batch.CompareAndSwap(key, nullptr, value);
+        }
+        want.push_back(model.Apply(OpType::kCompareAndSwap, key, value, expected));
+      }
+    }
+    std::vector<OpResult> got = store->Execute(batch);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(Same(got[i], want[i])) << "batch " << b << " op " << i << " "
+                                         << OpTypeName(batch.type(i));
+    }
+  }
+  EXPECT_EQ(store->Size(), model.map.size());
+}
+
+TEST(GpuStore, Fixed8DifferentialWithRepeatedKeys) {
+  SKIP_WITHOUT_GPU();
+  auto store = OpenOrDie(GpuConfig(Layout::kFixed8));
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->Info().backend, Backend::kGpu);
+  RunDifferential(store.get(), true, 1, 20, 5000, 700);
+}
+
+TEST(GpuStore, GeneralDifferentialWithRepeatedKeys) {
+  SKIP_WITHOUT_GPU();
+  auto store = OpenOrDie(GpuConfig(Layout::kGeneral));
+  ASSERT_TRUE(store);
+  RunDifferential(store.get(), false, 2, 20, 5000, 700);
+}
+
+// Every key hashes to 7: one bucket, a long slab chain, exact compares only.
+TEST(GpuStore, GeneralAllKeysCollideLongChain) {
+  SKIP_WITHOUT_GPU();
+  Config c = GpuConfig(Layout::kGeneral);
+  c.hash = [](std::string_view) -> uint64_t { return 7; };
+  auto store = OpenOrDie(c);
+  ASSERT_TRUE(store);
+  RunDifferential(store.get(), false, 3, 6, 2000, 400);  // ~13 slabs in one chain
+}
+
+TEST(GpuStore, Fixed8AllKeysCollideLongChain) {
+  SKIP_WITHOUT_GPU();
+  Config c = GpuConfig(Layout::kFixed8);
+  c.hash = [](std::string_view) -> uint64_t { return 7; };
+  auto store = OpenOrDie(c);
+  ASSERT_TRUE(store);
+  RunDifferential(store.get(), true, 4, 6, 2000, 400);
+}
+
+// Batches split over many small ARBs (gpu_max_batch_ops = 64) keep order.
+TEST(GpuStore, BatchSplitAcrossArbsKeepsOrder) {
+  SKIP_WITHOUT_GPU();
+  Config c = GpuConfig(Layout::kGeneral);
+  c.gpu_max_batch_ops = 64;
+  c.gpu_orchestrators = 2;
+  auto store = OpenOrDie(c);
+  ASSERT_TRUE(store);
+  RunDifferential(store.get(), false, 5, 5, 3000, 5);
+}
+
+// Few buckets and many keys: chains of dozens of pool slabs; the pool grows
+// several times while batches are in flight.
+TEST(GpuStore, SlabPoolGrowsAndKeepsEverything) {
+  SKIP_WITHOUT_GPU();
+  Config c = GpuConfig(Layout::kFixed8);
+  c.expected_keys = 1;  // the minimum: 256 buckets
+  auto store = OpenOrDie(c);
+  ASSERT_TRUE(store);
+  constexpr uint64_t kKeys = 400000;  // ~50 slabs per bucket
+  for (uint64_t base = 0; base < kKeys; base += 50000) {
+    Batch batch;
+    for (uint64_t i = base; i < base + 50000; ++i) batch.Put(Key8(i), Key8(i + 1));
+    std::vector<OpResult> r = store->Execute(batch);
+    for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i].code, Code::kNotFound) << base + i;
+  }
+  EXPECT_EQ(store->Size(), kKeys);
+  Batch batch;
+  for (uint64_t i = 0; i < kKeys; ++i) batch.Get(Key8(i));
+  std::vector<OpResult> r = store->Execute(batch);
+  for (uint64_t i = 0; i < kKeys; ++i) ASSERT_EQ(r[i].value, Key8(i + 1)) << i;
+}
+
+// Device memory runs out: PUTs of new keys get kCapacityExhausted (after the
+// internal RETRY found nothing to grow into), nothing acknowledged is lost,
+// updates still work.
+TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    Config c = GpuConfig(layout);
+    c.expected_keys = 1;
+    c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 32 MiB pool chunk
+    auto store = OpenOrDie(c);
+    ASSERT_TRUE(store);
+    std::vector<uint64_t> stored;
+    bool exhausted = false;
+    for (uint64_t base = 0; base < (8u << 20) && !exhausted; base += 100000) {
+      Batch batch;
+      for (uint64_t i = base; i < base + 100000; ++i) batch.Put(Key8(i), Key8(~i));
+      std::vector<OpResult> r = store->Execute(batch);
+      for (size_t i = 0; i < r.size(); ++i) {
+        if (r[i].code == Code::kNotFound) {
+          stored.push_back(base + i);
+        } else {
+          ASSERT_EQ(r[i].code, Code::kCapacityExhausted) << base + i;
+          ASSERT_TRUE(r[i].value.empty());
+          exhausted = true;
+        }
+      }
+    }
+    ASSERT_TRUE(exhausted) << "never ran out with a 48 MiB budget";
+    ASSERT_GT(stored.size(), 100000u);
+    EXPECT_EQ(store->Size(), stored.size());
+    Batch gets;
+    for (uint64_t k : stored) gets.Get(Key8(k));
+    std::vector<OpResult> r = store->Execute(gets);
+    for (size_t i = 0; i < stored.size(); ++i) {
+      ASSERT_EQ(r[i].code, Code::kOk) << stored[i];
+      ASSERT_EQ(r[i].value, Key8(~stored[i])) << stored[i];
+    }
+    // Updating existing keys needs no slab.
+    EXPECT_EQ(store->Put(Key8(stored[0]), Key8(42)).value, Key8(~stored[0]));
+    EXPECT_EQ(store->Get(Key8(stored[0])).value, Key8(42));
+    // Deleting frees a slot in its bucket; Clear frees everything.
+    store->Clear();
+    EXPECT_EQ(store->Size(), 0u);
+    EXPECT_EQ(store->Put(Key8(1), Key8(2)).code, Code::kNotFound);
+    EXPECT_EQ(store->Get(Key8(1)).value, Key8(2));
+  }
+}
+
+// One submitter pipelines PUT, GET, DELETE, GET on one key as four Submits
+// without waiting; and several submitters hammer one hot key each with long
+// pipelines (zipf-like: the hot key fills most of every aggregated batch).
+TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    auto store = OpenOrDie(GpuConfig(layout));
+    ASSERT_TRUE(store);
+    {
+      std::vector<std::vector<OpResult>> r(4);
+      std::atomic<int> left{4};
+      const std::string k = Key8(77), v = Key8(88);
+      for (int i = 0; i < 4; ++i) {
+        Batch b;
+        if (i == 0) b.Put(k, v);
+        if (i == 1 || i == 3) b.Get(k);
+        if (i == 2) b.Delete(k);
+        store->Submit(std::move(b), [&, i](std::vector<OpResult>&& res) {
+          r[i] = std::move(res);
+          left.fetch_sub(1);
+        });
+      }
+      while (left.load() != 0) std::this_thread::yield();
+      EXPECT_EQ(r[0][0].code, Code::kNotFound);
+      EXPECT_EQ(r[1][0].value, v);
+      EXPECT_EQ(r[2][0].value, v);
+      EXPECT_EQ(r[3][0].code, Code::kNotFound);
+    }
+    constexpr int kThreads = 4, kBatches = 200, kOps = 256;
+    std::atomic<int> errors{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::mt19937_64 rng(t);
+        const std::string hot = Key8(1000 + t);
+        Model model;
+        std::mutex mu;
+        std::condition_variable cv;
+        int outstanding = 0;
+        for (int b = 0; b < kBatches; ++b) {
+          Batch batch;
+          auto want = std::make_shared<std::vector<OpResult>>();
+          for (int i = 0; i < kOps; ++i) {
+            const std::string key = rng() % 10 < 8 ? hot : Key8(5000 + t * 100 + rng() % 50);
+            const std::string value = Key8(uint64_t(t) << 32 | uint64_t(b) << 12 | uint64_t(i));
+            if (rng() % 4 == 0) {
+              batch.Put(key, value);
+              want->push_back(model.Apply(OpType::kPut, key, value, std::nullopt));
+            } else if (rng() % 8 == 0) {
+              batch.Delete(key);
+              want->push_back(model.Apply(OpType::kDelete, key, "", std::nullopt));
+            } else {
+              batch.Get(key);
+              want->push_back(model.Apply(OpType::kGet, key, "", std::nullopt));
+            }
+          }
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            ++outstanding;
+          }
+          store->Submit(std::move(batch), [&, want](std::vector<OpResult>&& got) {
+            for (size_t i = 0; i < got.size(); ++i) {
+              if (!Same(got[i], (*want)[i])) errors.fetch_add(1);
+            }
+            std::lock_guard<std::mutex> lock(mu);
+            --outstanding;
+            cv.notify_all();
+          });
+        }
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return outstanding == 0; });
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(errors.load(), 0);
+  }
+}
+
+// General CAS compares the whole value, byte for byte, against host memory.
+TEST(GpuStore, GeneralCasComparesEveryByte) {
+  SKIP_WITHOUT_GPU();
+  auto store = OpenOrDie(GpuConfig(Layout::kGeneral));
+  ASSERT_TRUE(store);
+  std::string v(3001, 'x');
+  ASSERT_EQ(store->Put("key", v).code, Code::kNotFound);
+  for (size_t pos : {size_t(0), size_t(7), size_t(8), size_t(2047), size_t(3000)}) {
+    std::string wrong = v;
+    wrong[pos] ^= 1;
+    const std::string_view e = wrong;
+    Batch b;
+    b.CompareAndSwap("key", &e, "new");
+    std::vector<OpResult> r = store->Execute(b);
+    EXPECT_EQ(r[0].code, Code::kOk);
+    EXPECT_EQ(r[0].value, v) << pos;
+    EXPECT_EQ(store->Get("key").value, v) << "CAS stored although byte " << pos << " differs";
+  }
+  const std::string_view e = v;
+  Batch b;
+  b.CompareAndSwap("key", &e, "new");
+  EXPECT_EQ(store->Execute(b)[0].value, v);
+  EXPECT_EQ(store->Get("key").value, "new");
+}
+
+// Clear while other threads keep submitting: no crash, no lost completion,
+// and afterwards the store answers as an empty one.
+TEST(GpuStore, ClearWhileSubmitting) {
+  SKIP_WITHOUT_GPU();
+  auto store = OpenOrDie(GpuConfig(Layout::kGeneral));
+  ASSERT_TRUE(store);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> completed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t i = 0;
+      while (!stop.load()) {
+        Batch b;
+        for (int j = 0; j < 100; ++j, ++i) b.Put("t" + std::to_string(t) + ":" + std::to_string(i % 5000), "v");
+        std::vector<OpResult> r = store->Execute(b);
+        for (const OpResult& x : r) ASSERT_TRUE(x.succeeded()) << CodeName(x.code);
+        completed.fetch_add(1);
+      }
+    });
+  }
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    store->Clear();
+  }
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_GT(completed.load(), 0u);
+  store->Clear();
+  EXPECT_EQ(store->Size(), 0u);
+  EXPECT_EQ(store->MemoryBytes(), 0u);
+  EXPECT_EQ(store->Get("t0:1").code, Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace kvcg
