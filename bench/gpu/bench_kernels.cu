@@ -1,0 +1,83 @@
+// Device helpers of kvcg-bench-gpu: ARB generators (batches built in device
+// memory, so the kernel benchmark measures the kernel alone) and the two
+// random-read bounds (DESIGN.md §5) measured on the table's own memory.
+#include <cuda_runtime.h>
+
+#include "bench_kernels.h"
+
+namespace kvcg::bench {
+namespace {
+
+__device__ __forceinline__ uint64_t Fmix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+__global__ void GenKernel(uint32_t n, uint64_t first, uint64_t key_space, uint32_t put_per_mille,
+                          uint64_t seed, bool sequential, uint64_t* hash, uint64_t* key,
+                          uint64_t* ctl, uint64_t* value) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint64_t r = Fmix(seed * 0x9E3779B97F4A7C15ull + first + i);
+  const uint64_t index = sequential ? first + i : r % key_space;
+  const uint64_t k = BenchKey(index);
+  const bool put = sequential || (Fmix(r) % 1000) < put_per_mille;
+  key[i] = k;
+  hash[i] = BenchHash(k);
+  ctl[i] = put ? 1 : 0;  // kOpPut / kOpGet, no group (the host numbers duplicates)
+  value[i] = put ? r : 0;
+}
+
+__global__ void RandomRead8(const uint64_t* buf, uint64_t words, uint64_t seed, int per_thread,
+                            uint64_t* sink) {
+  const uint64_t t = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  uint64_t acc = 0;
+#pragma unroll 4
+  for (int j = 0; j < per_thread; ++j) {
+    const uint64_t idx = Fmix(seed + t * 64 + j) % words;
+    acc ^= __ldcg(reinterpret_cast<const unsigned long long*>(buf + idx));
+  }
+  if (acc == 0x123456789ull) *sink = acc;
+}
+
+// One warp reads one random 256-byte slab half (lane i: word i), as a probe does.
+__global__ void RandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t seed, int per_warp,
+                              uint64_t* sink) {
+  const uint64_t warp = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 32;
+  const uint32_t lane = threadIdx.x & 31;
+  uint64_t acc = 0;
+#pragma unroll 4
+  for (int j = 0; j < per_warp; ++j) {
+    const uint64_t s = Fmix(seed + warp * 64 + j) % slabs;
+    acc ^= __ldcg(reinterpret_cast<const unsigned long long*>(buf + s * 64 + lane));
+  }
+  if (acc == 0x123456789ull) *sink = acc;
+}
+
+}  // namespace
+
+cudaError_t GenerateArb(uint32_t n, uint64_t first, uint64_t key_space, uint32_t put_per_mille,
+                        uint64_t seed, bool sequential, uint64_t* hash, uint64_t* key,
+                        uint64_t* ctl, uint64_t* value, cudaStream_t stream) {
+  GenKernel<<<(n + 255) / 256, 256, 0, stream>>>(n, first, key_space, put_per_mille, seed,
+                                                 sequential, hash, key, ctl, value);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchRandomRead8(const uint64_t* buf, uint64_t words, uint64_t threads,
+                              int per_thread, uint64_t seed, uint64_t* sink, cudaStream_t stream) {
+  RandomRead8<<<uint32_t(threads / 256), 256, 0, stream>>>(buf, words, seed, per_thread, sink);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchRandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t warps, int per_warp,
+                                uint64_t seed, uint64_t* sink, cudaStream_t stream) {
+  RandomSlab256<<<uint32_t(warps * 32 / 256), 256, 0, stream>>>(buf, slabs, seed, per_warp, sink);
+  return cudaGetLastError();
+}
+
+}  // namespace kvcg::bench

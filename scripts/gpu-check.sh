@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure + build with CUDA, run every CTest
+# test (GPU rows of conformance and stress included), run the GPU benchmarks,
+# copy logs and JSON results to $OUT (or ./gpu-check-out), and print a short
+# summary table last.
+#
+#   scripts/fetch-device-deps.sh          # once, on the networked machine
+#   run: scripts/gpu-check.sh             # carry: [".deps"]
+#
+# Environment: STAGES="build test bench" (default: all three), BUILD_DIR
+# (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
+# KEYS_LOG2 (kernel benchmark key count, default 27), JOBS, TEST_WALL (seconds
+# for the whole ctest run, default 420), COMMIT (printed with the device).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-check-out}
+mkdir -p "$OUT"
+STAGES=${STAGES:-"build test bench"}
+BUILD_DIR=${BUILD_DIR:-build-h100}
+JOBS=${JOBS:-$(nproc)}
+KEYS_LOG2=${KEYS_LOG2:-27}
+SUMMARY=()
+note() { SUMMARY+=("$(printf '%-34s %s' "$1" "$2")"); }
+
+# Carried Debian packages (no network here).
+if [ -d .deps/root ]; then
+  export PATH=$ROOT/.deps/root/usr/bin:$PATH
+  export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+
+echo "== device"
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader | tee "$OUT/device.txt"
+nvcc --version | tail -1 | tee -a "$OUT/device.txt"
+echo "commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" | tee -a "$OUT/device.txt"
+note "device" "$(head -1 "$OUT/device.txt")"
+
+if [[ " $STAGES " == *" build "* ]]; then
+  echo "== build ($BUILD_DIR)"
+  t0=$(date +%s)
+  if cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_PREFIX_PATH="$ROOT/.deps/root/usr" -DKVCG_WITH_CUDA=ON >"$OUT/build.log" 2>&1 &&
+     cmake --build "$BUILD_DIR" -j "$JOBS" >>"$OUT/build.log" 2>&1; then
+    note "build" "ok ($(( $(date +%s) - t0 )) s)"
+  else
+    tail -40 "$OUT/build.log"
+    note "build" "FAILED (see build.log)"
+    printf '\n== summary\n'; printf '%s\n' "${SUMMARY[@]}"
+    exit 1
+  fi
+fi
+
+if [[ " $STAGES " == *" test "* ]]; then
+  echo "== tests"
+  t0=$(date +%s)
+  # Tests share the one GPU; several processes at once are fine (each store
+  # caps its slab pool at 1 GiB in the conformance rows).
+  (cd "$BUILD_DIR" && timeout "${TEST_WALL:-420}" ctest --output-on-failure -j 8 --timeout 600 ${CTEST_ARGS:-}) >"$OUT/ctest.log" 2>&1
+  rc=$?
+  grep -E "tests passed|tests failed|Total Test time" "$OUT/ctest.log"
+  grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|Subprocess|Exception|SEGFAULT)" "$OUT/ctest.log" | head -40
+  # Per label: how many ran on this machine and how many were skipped.
+  for label in gpu conformance stress; do
+    n=$(cd "$BUILD_DIR" && ctest -N -L "$label" 2>/dev/null | grep -c "Test *#")
+    note "ctest -L $label" "$n tests"
+  done
+  skipped=$(grep -c "Not Run\|Skipped" "$OUT/ctest.log")
+  note "ctest (all)" "$(grep -E 'tests passed' "$OUT/ctest.log" | head -1) [rc=$rc, skipped=$skipped, $(( $(date +%s) - t0 )) s]"
+fi
+
+if [[ " $STAGES " == *" bench "* ]]; then
+  echo "== benchmarks"
+  B=$BUILD_DIR/bench/gpu/kvcg-bench-gpu
+  JSON=$OUT/json
+  mkdir -p "$JSON"
+  run_bench() {  # name, args...
+    local name=$1; shift
+    if "$B" "$@" >"$JSON/$name.json" 2>>"$OUT/bench.log"; then
+      tail -3 "$OUT/bench.log"
+    else
+      echo "$name FAILED"; tail -5 "$OUT/bench.log"; note "$name" "FAILED"
+    fi
+  }
+  run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
+  run_bench e2e_fixed8 e2e --layout fixed8 --keys-log2 26 --threads 12 --seconds 2
+  run_bench e2e_general e2e --layout general --keys-log2 24 --threads 12 --seconds 2
+  run_bench latency_fixed8 latency --layout fixed8 --keys-log2 22 --iterations 5000
+  run_bench latency_general latency --layout general --keys-log2 22 --iterations 5000
+  python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
+import json, sys, os
+out = sys.argv[1]
+def load(n):
+    try:
+        return json.load(open(os.path.join(out, n + ".json")))
+    except Exception as e:
+        return None
+k = load("kernel_fixed8")
+if k:
+    print(f"(a) kernel fixed8, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
+          f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
+    for m in k["mixes"]:
+        print(f"    {m['mix']:<12} {m['gops']:7.3f} G ops/s  (found {m['found_fraction']})")
+for lay in ("fixed8", "general"):
+    e = load("e2e_" + lay)
+    if e:
+        print(f"(b) e2e {lay}, {e['keys']} keys; PCIe bound {e['bound_pcie_gops']:.3f} G ops/s "
+              f"(H2D {e['pcie_h2d_gbs']} GB/s / {e['arb_in_bytes_per_op']} B/op)")
+        for m in e["mixes"]:
+            print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok']})")
+for lay in ("fixed8", "general"):
+    l = load("latency_" + lay)
+    if l:
+        print(f"(c) latency {lay} 512-op 95/5: p50 {l['p50_us']} us, p99 {l['p99_us']} us, max {l['max_us']} us")
+EOF
+  # The device tool brings back at most 8 files: one tarball for the JSON.
+  tar -C "$JSON" -cf "$OUT/results.tar" . && rm -rf "$JSON"
+fi
+
+printf '\n== summary\n'
+printf '%s\n' "${SUMMARY[@]}"
+cat "$OUT/device.txt" >>"$OUT/build.log" 2>/dev/null; rm -f "$OUT/device.txt"
+[ -f "$OUT/bench-summary.txt" ] && cat "$OUT/bench-summary.txt"
+exit 0
