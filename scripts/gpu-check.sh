@@ -75,7 +75,7 @@ if [[ " $STAGES " == *" bench "* ]]; then
   mkdir -p "$JSON"
   run_bench() {  # name, args...
     local name=$1; shift
-    if "$B" "$@" >"$JSON/$name.json" 2>>"$OUT/bench.log"; then
+    if timeout "${BENCH_WALL:-150}" "$B" "$@" >"$JSON/$name.json" 2>>"$OUT/bench.log"; then
       tail -3 "$OUT/bench.log"
     else
       echo "$name FAILED"; tail -5 "$OUT/bench.log"; note "$name" "FAILED"
