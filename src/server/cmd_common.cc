@@ -1,0 +1,57 @@
+// Shared handler helpers and the mapping from store result codes to Redis
+// error replies.
+#include "server/cmd_common.h"
+
+#include <cctype>
+
+#include "server/connection.h"
+#include "server/io_thread.h"
+
+namespace kvcg::server {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void CommandContext::Error(std::string_view message) {
+  out.Error(message);
+  Add(loop.stats().failed_calls[cmd.spec->id], 1);
+}
+
+void CommandContext::StoreError(const OpResult& r) {
+  switch (r.code) {
+    case Code::kKeyTooLarge:
+      Error("ERR key is too large (over max-key-bytes)");
+      break;
+    case Code::kValueTooLarge:
+      Error(kErrTooBig);
+      break;
+    case Code::kCapacityExhausted:
+      Error("OOM command not allowed when used memory > 'maxmemory'.");
+      break;
+    case Code::kInvalidArgument:
+      Error("ERR the store rejected the operation (invalid argument for its layout)");
+      break;
+    case Code::kUnavailable:
+      Error("ERR the store is unavailable");
+      break;
+    case Code::kTimedOut:
+      Error("ERR the store timed out; try again");
+      break;
+    default:
+      Error(std::string("ERR internal store error: ") + CodeName(r.code));
+      break;
+  }
+}
+
+}  // namespace kvcg::server

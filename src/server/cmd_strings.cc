@@ -1,0 +1,375 @@
+// String and generic keyspace commands over the store's GET/PUT/DELETE/CAS.
+//
+// Plain reads and writes are one store operation each. Read-modify-write
+// commands (SET NX/XX, SETNX, APPEND, INCR*, DECR*, INCRBYFLOAT) are
+// compare-and-swap loops, which makes each atomic per key without locks:
+//   * the first attempt is a CAS "only if absent" with the value the command
+//     would store on an absent key (so INCR on a new key is one round);
+//   * if the key exists, the CAS fails and returns the current value, from
+//     which the new value is computed and a CAS "only if still equal" issued;
+//   * a CAS that lost a race (value changed, or key deleted) is retried from
+//     the value it returned. The connection keeps later commands on the same
+//     key out of the batch until the loop ends (see connection.h).
+// In cmd.phase: 0 = last CAS expected absence, 1 = it expected cmd.scratch.
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "server/cmd_common.h"
+#include "server/command_table.h"
+#include "server/connection.h"
+#include "server/io_thread.h"
+#include "server/resp_parser.h"
+
+namespace kvcg::server::cmd {
+
+namespace {
+
+// Whether the CAS whose result is `r` stored its value.
+bool CasStored(const kvcg::server::Command& c, const OpResult& r) {
+  if (c.phase == 0) return r.code == Code::kNotFound;
+  return r.found() && r.value == c.scratch;
+}
+
+void CasFrom(CommandContext& ctx, std::string_view key, std::string current, std::string_view desired) {
+  ctx.cmd.scratch = std::move(current);
+  ctx.cmd.phase = 1;
+  std::string_view expected = ctx.cmd.scratch;
+  ctx.OpCas(key, &expected, desired);
+}
+
+void CasAbsent(CommandContext& ctx, std::string_view key, std::string_view desired) {
+  ctx.cmd.phase = 0;
+  ctx.OpCas(key, nullptr, desired);
+}
+
+void CountHit(CommandContext& ctx, const OpResult& r) {
+  Add(r.found() ? ctx.loop.stats().keyspace_hits : ctx.loop.stats().keyspace_misses, 1);
+}
+
+// Redis's getLongDoubleFromObject.
+bool ParseLongDouble(std::string_view s, long double* out) {
+  if (s.empty() || s.size() > 5 * 1024) return false;
+  std::string buf(s);
+  if (std::isspace(static_cast<unsigned char>(buf[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  long double v = std::strtold(buf.c_str(), &end);
+  if (*end != '\0' || std::isnan(v)) return false;
+  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) return false;
+  *out = v;
+  return true;
+}
+
+// Redis's ld2string(LD_STR_HUMAN): %.17Lf without trailing zeros.
+std::string FormatLongDouble(long double v) {
+  char buf[5 * 1024 + 64];
+  int n = std::snprintf(buf, sizeof(buf), "%.17Lf", v);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(buf)) return "0";
+  std::string s(buf, static_cast<size_t>(n));
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+enum SetFlags : int64_t { kNx = 1, kXx = 2, kGet = 4 };
+
+}  // namespace
+
+// --- GET key
+void Get(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+bool GetFinish(CommandContext& ctx, std::span<OpResult> r) {
+  CountHit(ctx, r[0]);
+  if (r[0].found()) ctx.out.Bulk(r[0].value);
+  else if (r[0].code == Code::kNotFound) ctx.out.Null();
+  else ctx.StoreError(r[0]);
+  return true;
+}
+
+// --- SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
+void Set(CommandContext& ctx) {
+  int64_t flags = 0;
+  bool expiry = false;
+  for (size_t i = 3; i < ctx.argc(); ++i) {
+    std::string_view o = ctx.arg(i);
+    if (EqualsIgnoreCase(o, "nx") && !(flags & kXx)) {
+      flags |= kNx;
+    } else if (EqualsIgnoreCase(o, "xx") && !(flags & kNx)) {
+      flags |= kXx;
+    } else if (EqualsIgnoreCase(o, "get")) {
+      flags |= kGet;
+    } else if ((EqualsIgnoreCase(o, "ex") || EqualsIgnoreCase(o, "px") || EqualsIgnoreCase(o, "exat") ||
+                EqualsIgnoreCase(o, "pxat")) &&
+               i + 1 < ctx.argc() && !expiry) {
+      expiry = true;
+      ++i;
+    } else if (EqualsIgnoreCase(o, "keepttl") && !expiry) {
+      expiry = true;
+    } else {
+      ctx.Error(kErrSyntax);
+      return;
+    }
+  }
+  if (expiry) {
+    ctx.Error("ERR SET with EX, PX, EXAT, PXAT or KEEPTTL is not supported yet (kvcg has no key expiry)");
+    return;
+  }
+  ctx.cmd.i64 = flags;
+  std::string_view key = ctx.arg(1), value = ctx.arg(2);
+  if (flags & kNx) CasAbsent(ctx, key, value);
+  else if (flags & kXx) CasFrom(ctx, key, std::string(value), value);  // stores iff it exists with this value
+  else ctx.OpPut(key, value);
+}
+
+bool SetFinish(CommandContext& ctx, std::span<OpResult> r) {
+  const OpResult& res = r[0];
+  int64_t flags = ctx.cmd.i64;
+  if (!res.succeeded()) {
+    ctx.StoreError(res);
+    return true;
+  }
+  bool stored = true;
+  if (flags & kNx) {
+    stored = CasStored(ctx.cmd, res);
+  } else if (flags & kXx) {
+    stored = CasStored(ctx.cmd, res);
+    if (!stored && res.found()) {
+      CasFrom(ctx, ctx.arg(1), res.value, ctx.arg(2));  // lost to a different value: retry
+      return false;
+    }
+  }
+  if (flags & kGet) {
+    if (res.found()) ctx.out.Bulk(res.value);
+    else ctx.out.Null();
+  } else if (stored) {
+    ctx.out.Ok();
+  } else {
+    ctx.out.Null();
+  }
+  return true;
+}
+
+// --- SETNX key value
+void SetNx(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }
+bool SetNxFinish(CommandContext& ctx, std::span<OpResult> r) {
+  if (!r[0].succeeded()) ctx.StoreError(r[0]);
+  else ctx.out.Integer(CasStored(ctx.cmd, r[0]) ? 1 : 0);
+  return true;
+}
+
+// --- GETSET key value: PUT returns the previous value.
+void GetSet(CommandContext& ctx) { ctx.OpPut(ctx.arg(1), ctx.arg(2)); }
+bool GetSetFinish(CommandContext& ctx, std::span<OpResult> r) {
+  if (r[0].found()) ctx.out.Bulk(r[0].value);
+  else if (r[0].code == Code::kNotFound) ctx.out.Null();
+  else ctx.StoreError(r[0]);
+  return true;
+}
+
+// --- GETDEL key: DELETE returns the previous value.
+void GetDel(CommandContext& ctx) { ctx.OpDelete(ctx.arg(1)); }
+bool GetDelFinish(CommandContext& ctx, std::span<OpResult> r) { return GetSetFinish(ctx, r); }
+
+// --- MGET key [key ...]
+void MGet(CommandContext& ctx) {
+  for (size_t i = 1; i < ctx.argc(); ++i) ctx.OpGet(ctx.arg(i));
+}
+bool MGetFinish(CommandContext& ctx, std::span<OpResult> r) {
+  for (const OpResult& x : r) {
+    if (!x.succeeded()) {
+      ctx.StoreError(x);
+      return true;
+    }
+  }
+  ctx.out.ArrayHeader(r.size());
+  for (const OpResult& x : r) {
+    CountHit(ctx, x);
+    if (x.found()) ctx.out.Bulk(x.value);
+    else ctx.out.Null();
+  }
+  return true;
+}
+
+// --- MSET key value [key value ...]: elementwise, not atomic across keys.
+void MSet(CommandContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.Error("ERR wrong number of arguments for 'mset' command");
+    return;
+  }
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) ctx.OpPut(ctx.arg(i), ctx.arg(i + 1));
+}
+bool MSetFinish(CommandContext& ctx, std::span<OpResult> r) {
+  for (const OpResult& x : r) {
+    if (!x.succeeded()) {
+      ctx.StoreError(x);
+      return true;
+    }
+  }
+  ctx.out.Ok();
+  return true;
+}
+
+// --- DEL / UNLINK key [key ...]
+void Del(CommandContext& ctx) {
+  for (size_t i = 1; i < ctx.argc(); ++i) ctx.OpDelete(ctx.arg(i));
+}
+bool DelFinish(CommandContext& ctx, std::span<OpResult> r) {
+  int64_t n = 0;
+  for (const OpResult& x : r) {
+    if (!x.succeeded()) {
+      ctx.StoreError(x);
+      return true;
+    }
+    n += x.found();
+  }
+  ctx.out.Integer(n);
+  return true;
+}
+
+// --- EXISTS key [key ...]: counts repeated keys repeatedly, as Redis does.
+void Exists(CommandContext& ctx) { MGet(ctx); }
+bool ExistsFinish(CommandContext& ctx, std::span<OpResult> r) { return DelFinish(ctx, r); }
+
+// --- STRLEN key
+void StrLen(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+bool StrLenFinish(CommandContext& ctx, std::span<OpResult> r) {
+  if (!r[0].succeeded()) ctx.StoreError(r[0]);
+  else ctx.out.Integer(static_cast<int64_t>(r[0].value.size()));
+  return true;
+}
+
+// --- APPEND key value
+void Append(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }
+bool AppendFinish(CommandContext& ctx, std::span<OpResult> r) {
+  const OpResult& res = r[0];
+  std::string_view key = ctx.arg(1), suffix = ctx.arg(2);
+  if (!res.succeeded()) {
+    ctx.StoreError(res);
+    return true;
+  }
+  if (CasStored(ctx.cmd, res)) {
+    size_t before = ctx.cmd.phase == 0 ? 0 : ctx.cmd.scratch.size();
+    ctx.out.Integer(static_cast<int64_t>(before + suffix.size()));
+    return true;
+  }
+  if (!res.found()) {
+    CasAbsent(ctx, key, suffix);  // deleted meanwhile
+    return false;
+  }
+  if (res.value.size() + suffix.size() > ctx.loop.settings().proto_max_bulk_len) {
+    ctx.Error(kErrTooBig);
+    return true;
+  }
+  std::string desired = res.value;
+  desired.append(suffix);
+  CasFrom(ctx, key, res.value, desired);
+  return false;
+}
+
+// --- INCR / DECR / INCRBY / DECRBY
+void IncrBy(CommandContext& ctx) {
+  std::string_view name = ctx.cmd.spec->name;
+  int64_t delta = 1;
+  if (name == "decr") {
+    delta = -1;
+  } else if (name == "incrby" || name == "decrby") {
+    if (!ParseInt64(ctx.arg(2), &delta)) {
+      ctx.Error(kErrNotInteger);
+      return;
+    }
+    if (name == "decrby") {
+      if (delta == INT64_MIN) {
+        ctx.Error("ERR decrement would overflow");
+        return;
+      }
+      delta = -delta;
+    }
+  }
+  ctx.cmd.i64 = delta;
+  CasAbsent(ctx, ctx.arg(1), std::to_string(delta));
+}
+
+bool IncrByFinish(CommandContext& ctx, std::span<OpResult> r) {
+  const OpResult& res = r[0];
+  int64_t delta = ctx.cmd.i64;
+  if (!res.succeeded()) {
+    ctx.StoreError(res);
+    return true;
+  }
+  if (CasStored(ctx.cmd, res)) {
+    int64_t before = 0;
+    if (ctx.cmd.phase == 1) ParseInt64(ctx.cmd.scratch, &before);  // validated when it was issued
+    ctx.out.Integer(before + delta);
+    return true;
+  }
+  if (!res.found()) {
+    CasAbsent(ctx, ctx.arg(1), std::to_string(delta));
+    return false;
+  }
+  int64_t current;
+  if (!ParseInt64(res.value, &current)) {
+    ctx.Error(kErrNotInteger);
+    return true;
+  }
+  if ((delta < 0 && current < 0 && delta < INT64_MIN - current) ||
+      (delta > 0 && current > 0 && delta > INT64_MAX - current)) {
+    ctx.Error(kErrOverflow);
+    return true;
+  }
+  CasFrom(ctx, ctx.arg(1), res.value, std::to_string(current + delta));
+  return false;
+}
+
+// --- INCRBYFLOAT key increment
+void IncrByFloat(CommandContext& ctx) {
+  long double incr;
+  if (!ParseLongDouble(ctx.arg(2), &incr)) {
+    ctx.Error(kErrNotFloat);
+    return;
+  }
+  if (std::isinf(incr)) {
+    ctx.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  ctx.cmd.ld = incr;
+  CasAbsent(ctx, ctx.arg(1), FormatLongDouble(incr));
+}
+
+bool IncrByFloatFinish(CommandContext& ctx, std::span<OpResult> r) {
+  const OpResult& res = r[0];
+  if (!res.succeeded()) {
+    ctx.StoreError(res);
+    return true;
+  }
+  if (CasStored(ctx.cmd, res)) {
+    // The value stored is the one we computed; recompute it from what it replaced.
+    long double before = 0;
+    if (ctx.cmd.phase == 1) ParseLongDouble(ctx.cmd.scratch, &before);
+    ctx.out.Bulk(FormatLongDouble(before + ctx.cmd.ld));
+    return true;
+  }
+  if (!res.found()) {
+    CasAbsent(ctx, ctx.arg(1), FormatLongDouble(ctx.cmd.ld));
+    return false;
+  }
+  long double current;
+  if (!ParseLongDouble(res.value, &current)) {
+    ctx.Error(kErrNotFloat);
+    return true;
+  }
+  long double next = current + ctx.cmd.ld;
+  if (std::isnan(next) || std::isinf(next)) {
+    ctx.Error("ERR increment would produce NaN or Infinity");
+    return true;
+  }
+  CasFrom(ctx, ctx.arg(1), res.value, FormatLongDouble(next));
+  return false;
+}
+
+}  // namespace kvcg::server::cmd

@@ -1,0 +1,120 @@
+// The command table (see command_table.h). Arity, flags, key positions and
+// ACL categories follow Redis 7's COMMAND INFO, so client libraries that read
+// them (key routing, redis-cli hints) behave as with Redis.
+#include "server/command_table.h"
+
+#include <cctype>
+#include <string>
+#include <unordered_map>
+
+#include "server/stats.h"
+
+namespace kvcg::server {
+
+namespace {
+
+constexpr uint32_t W = kCmdWrite, R = kCmdReadonly, F = kCmdFast, NA = kCmdNoAuth, B = kCmdBarrier,
+                   RMW = kCmdRmw, A = kCmdAdmin, L = kCmdLoading, S = kCmdStale;
+
+std::vector<CommandSpec> Build() {
+  using namespace cmd;
+  std::vector<CommandSpec> t = {
+      // name, arity, flags, first, last, step, group, since, summary, complexity, acl, subcommands, start, finish
+      {"get", 2, R | F, 1, 1, 1, "string", "1.0.0", "Returns the string value of a key.", "O(1)",
+       "@read @string @fast", "", Get, GetFinish},
+      {"set", -3, W | RMW, 1, 1, 1, "string", "1.0.0",
+       "Sets the string value of a key. NX/XX/GET supported; expiry options are not (yet).", "O(1)",
+       "@write @string @slow", "", Set, SetFinish},
+      {"setnx", 3, W | F | RMW, 1, 1, 1, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.",
+       "O(1)", "@write @string @fast", "", SetNx, SetNxFinish},
+      {"getset", 3, W | F, 1, 1, 1, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.",
+       "O(1)", "@write @string @fast", "", GetSet, GetSetFinish},
+      {"getdel", 2, W | F, 1, 1, 1, "string", "6.2.0", "Returns the string value of a key after deleting the key.", "O(1)",
+       "@write @string @fast", "", GetDel, GetDelFinish},
+      {"mget", -2, R | F, 1, -1, 1, "string", "1.0.0", "Atomically returns the string values of one or more keys (elementwise in kvcg).",
+       "O(N) where N is the number of keys to retrieve.", "@read @string @fast", "", MGet, MGetFinish},
+      {"mset", -3, W, 1, -1, 2, "string", "1.0.1", "Creates or modifies the string values of one or more keys (elementwise in kvcg).",
+       "O(N) where N is the number of keys to set.", "@write @string @slow", "", MSet, MSetFinish},
+      {"del", -2, W, 1, -1, 1, "generic", "1.0.0", "Deletes one or more keys.", "O(N) where N is the number of keys that will be removed.",
+       "@keyspace @write @slow", "", Del, DelFinish},
+      {"unlink", -2, W | F, 1, -1, 1, "generic", "4.0.0", "Asynchronously deletes one or more keys.",
+       "O(1) for each key removed regardless of its size.", "@keyspace @write @fast", "", Del, DelFinish},
+      {"exists", -2, R | F, 1, -1, 1, "generic", "1.0.0", "Determines whether one or more keys exist.",
+       "O(N) where N is the number of keys to check.", "@keyspace @read @fast", "", Exists, ExistsFinish},
+      {"strlen", 2, R | F, 1, 1, 1, "string", "2.2.0", "Returns the length of a string value.", "O(1)",
+       "@read @string @fast", "", StrLen, StrLenFinish},
+      {"append", 3, W | F | RMW, 1, 1, 1, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.",
+       "O(1)", "@write @string @fast", "", Append, AppendFinish},
+      {"incr", 2, W | F | RMW, 1, 1, 1, "string", "1.0.0", "Increments the integer value of a key by one.", "O(1)",
+       "@write @string @fast", "", IncrBy, IncrByFinish},
+      {"decr", 2, W | F | RMW, 1, 1, 1, "string", "1.0.0", "Decrements the integer value of a key by one.", "O(1)",
+       "@write @string @fast", "", IncrBy, IncrByFinish},
+      {"incrby", 3, W | F | RMW, 1, 1, 1, "string", "1.0.0", "Increments the integer value of a key by a number.", "O(1)",
+       "@write @string @fast", "", IncrBy, IncrByFinish},
+      {"decrby", 3, W | F | RMW, 1, 1, 1, "string", "1.0.0", "Decrements a number from the integer value of a key.", "O(1)",
+       "@write @string @fast", "", IncrBy, IncrByFinish},
+      {"incrbyfloat", 3, W | F | RMW, 1, 1, 1, "string", "2.6.0", "Increment the floating point value of a key by a number.",
+       "O(1)", "@write @string @fast", "", IncrByFloat, IncrByFloatFinish},
+
+      {"ping", -1, F | S, 0, 0, 0, "connection", "1.0.0", "Returns the server's liveliness response.", "O(1)",
+       "@fast @connection", "", Ping, nullptr},
+      {"echo", 2, F | L | S, 0, 0, 0, "connection", "1.0.0", "Returns the given string.", "O(1)", "@fast @connection", "",
+       Echo, nullptr},
+      {"hello", -1, F | NA | L | S, 0, 0, 0, "connection", "6.0.0", "Handshakes with the server (protocol version, AUTH, SETNAME).",
+       "O(1)", "@fast @connection", "", Hello, nullptr},
+      {"auth", -2, F | NA | L | S, 0, 0, 0, "connection", "1.0.0", "Authenticates the connection.",
+       "O(N) where N is the number of passwords defined for the user", "@fast @connection", "", Auth, nullptr},
+      {"select", 2, F | L | S, 0, 0, 0, "connection", "1.0.0", "Changes the selected database (only 0 exists).", "O(1)",
+       "@fast @connection", "", Select, nullptr},
+      {"quit", -1, F | NA | L | S, 0, 0, 0, "connection", "1.0.0", "Closes the connection.", "O(1)", "@fast @connection",
+       "", Quit, nullptr},
+      {"reset", 1, F | NA | L | S, 0, 0, 0, "connection", "6.2.0", "Resets the connection.", "O(1)", "@fast @connection", "",
+       Reset, nullptr},
+      {"client", -2, L | S, 0, 0, 0, "connection", "2.4.0", "A container for client connection commands.",
+       "Depends on subcommand.", "@slow @connection", "id getname setname setinfo info list no-evict no-touch help", Client,
+       nullptr},
+
+      {"command", -1, L | S, 0, 0, 0, "server", "2.8.13", "Returns detailed information about all commands.",
+       "O(N) where N is the total number of commands", "@slow @connection", "count docs info list help", Command, nullptr},
+      {"config", -2, A | L | S, 0, 0, 0, "server", "2.0.0", "A container for server configuration commands.",
+       "Depends on subcommand.", "@admin @slow @dangerous", "get set resetstat rewrite help", ConfigCmd, nullptr},
+      {"info", -1, L | S | B, 0, 0, 0, "server", "1.0.0", "Returns information and statistics about the server.", "O(1)",
+       "@slow @dangerous", "", Info, nullptr},
+      {"dbsize", 1, R | F | B, 0, 0, 0, "server", "1.0.0", "Returns the number of keys in the database.", "O(1)",
+       "@keyspace @read @fast", "", DbSize, nullptr},
+      {"flushall", -1, W | B, 0, 0, 0, "server", "1.0.0", "Removes all keys.", "O(N) where N is the total number of keys",
+       "@keyspace @write @slow @dangerous", "", FlushAll, nullptr},
+      {"flushdb", -1, W | B, 0, 0, 0, "server", "1.0.0", "Removes all keys of the current (only) database.",
+       "O(N) where N is the number of keys in the selected database", "@keyspace @write @slow @dangerous", "", FlushAll,
+       nullptr},
+      {"shutdown", -1, A | L | S | B, 0, 0, 0, "server", "1.0.0", "Drains in-flight requests and stops the server.",
+       "O(N) when saving, where N is the total number of keys", "@admin @slow @dangerous", "", Shutdown, nullptr},
+      {"time", 1, F | L | S, 0, 0, 0, "server", "2.6.0", "Returns the server time.", "O(1)", "@fast", "", Time, nullptr},
+  };
+  // Per-command statistics are fixed-size arrays indexed by id.
+  if (t.size() > kMaxCommands) __builtin_trap();
+  for (size_t i = 0; i < t.size(); ++i) t[i].id = static_cast<int>(i);
+  return t;
+}
+
+}  // namespace
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec> table = Build();
+  return table;
+}
+
+const CommandSpec* FindCommand(std::string_view name) {
+  static const std::unordered_map<std::string, const CommandSpec*> index = [] {
+    std::unordered_map<std::string, const CommandSpec*> m;
+    for (const auto& c : Commands()) m.emplace(c.name, &c);
+    return m;
+  }();
+  char buf[32];
+  if (name.size() >= sizeof(buf)) return nullptr;
+  for (size_t i = 0; i < name.size(); ++i) buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  auto it = index.find(std::string(buf, name.size()));
+  return it == index.end() ? nullptr : it->second;
+}
+
+}  // namespace kvcg::server

@@ -1,0 +1,126 @@
+// The command table: one data-driven entry per command, as in Redis's
+// commands.def — name, arity, flags, key positions, documentation and the
+// handler. The dispatcher, COMMAND COUNT/INFO/DOCS/LIST, per-command INFO
+// statistics and docs/COMMANDS.md all read this one table.
+//
+// A handler runs in up to two phases on the connection's I/O thread:
+//   start(ctx):  validate arguments, then either write the complete reply
+//                (commands that do not touch the store) or append the
+//                command's store operations to ctx.batch;
+//   finish(ctx, results): given the results of those operations (in order),
+//                write the reply and return true — or, for a read-modify-write
+//                whose compare-and-swap lost a race, append the retry
+//                operations and return false (it is called again next round).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kvcg/batch.h"
+
+namespace kvcg::server {
+
+struct CommandContext;
+
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,     // may modify the store
+  kCmdReadonly = 1u << 1,  // only reads the store
+  kCmdFast = 1u << 2,      // O(1) or O(log N)
+  kCmdNoAuth = 1u << 3,    // allowed before AUTH
+  // Acts on the whole store or server (FLUSHALL, DBSIZE, SHUTDOWN, INFO):
+  // runs only after every earlier command of the connection completed.
+  kCmdBarrier = 1u << 4,
+  // Read-modify-write over compare-and-swap: later commands of the same
+  // connection on its keys wait until it has taken effect.
+  kCmdRmw = 1u << 5,
+  kCmdAdmin = 1u << 6,
+  kCmdLoading = 1u << 7,  // reported for client compatibility only
+  kCmdStale = 1u << 8,
+};
+
+using StartFn = void (*)(CommandContext& ctx);
+using FinishFn = bool (*)(CommandContext& ctx, std::span<OpResult> results);
+
+struct CommandSpec {
+  const char* name;  // lowercase
+  int arity;         // Redis convention: N = exactly N args (incl. name), -N = at least N
+  uint32_t flags;
+  int first_key;  // 0 = no keys
+  int last_key;   // negative: counted from the end (-1 = last argument)
+  int key_step;
+  const char* group;  // "string", "connection", "server", "generic"
+  const char* since;  // Redis version the command appeared in
+  const char* summary;
+  const char* complexity;
+  const char* acl_categories;  // space separated, e.g. "@write @string @fast"
+  const char* subcommands;     // space separated, for container commands ("" if none)
+  StartFn start;
+  FinishFn finish;  // null for commands that never touch the store
+  int id = 0;       // index in the table, set when the table is built
+};
+
+// All commands, in table order.
+const std::vector<CommandSpec>& Commands();
+// Lookup by name, case-insensitive; null when unknown.
+const CommandSpec* FindCommand(std::string_view name);
+
+// Calls fn(argument index) for every key argument of a command with `argc`
+// arguments, following first_key/last_key/key_step.
+template <typename Fn>
+void ForEachKey(const CommandSpec& spec, size_t argc, Fn&& fn) {
+  if (spec.first_key <= 0) return;
+  int last = spec.last_key < 0 ? static_cast<int>(argc) + spec.last_key : spec.last_key;
+  for (int i = spec.first_key; i <= last && i < static_cast<int>(argc); i += spec.key_step) fn(static_cast<size_t>(i));
+}
+
+// Handlers, grouped by family (cmd_*.cc).
+namespace cmd {
+// connection
+void Ping(CommandContext&);
+void Echo(CommandContext&);
+void Hello(CommandContext&);
+void Auth(CommandContext&);
+void Select(CommandContext&);
+void Quit(CommandContext&);
+void Reset(CommandContext&);
+void Client(CommandContext&);
+// server
+void Command(CommandContext&);
+void ConfigCmd(CommandContext&);
+void Info(CommandContext&);
+void DbSize(CommandContext&);
+void FlushAll(CommandContext&);
+void Shutdown(CommandContext&);
+void Time(CommandContext&);
+// strings / generic keyspace
+void Get(CommandContext&);
+bool GetFinish(CommandContext&, std::span<OpResult>);
+void Set(CommandContext&);
+bool SetFinish(CommandContext&, std::span<OpResult>);
+void SetNx(CommandContext&);
+bool SetNxFinish(CommandContext&, std::span<OpResult>);
+void GetSet(CommandContext&);
+bool GetSetFinish(CommandContext&, std::span<OpResult>);
+void GetDel(CommandContext&);
+bool GetDelFinish(CommandContext&, std::span<OpResult>);
+void MGet(CommandContext&);
+bool MGetFinish(CommandContext&, std::span<OpResult>);
+void MSet(CommandContext&);
+bool MSetFinish(CommandContext&, std::span<OpResult>);
+void Del(CommandContext&);
+bool DelFinish(CommandContext&, std::span<OpResult>);
+void Exists(CommandContext&);
+bool ExistsFinish(CommandContext&, std::span<OpResult>);
+void StrLen(CommandContext&);
+bool StrLenFinish(CommandContext&, std::span<OpResult>);
+void Append(CommandContext&);
+bool AppendFinish(CommandContext&, std::span<OpResult>);
+void IncrBy(CommandContext&);  // INCR, DECR, INCRBY, DECRBY
+bool IncrByFinish(CommandContext&, std::span<OpResult>);
+void IncrByFloat(CommandContext&);
+bool IncrByFloatFinish(CommandContext&, std::span<OpResult>);
+}  // namespace cmd
+
+}  // namespace kvcg::server

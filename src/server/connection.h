@@ -1,0 +1,196 @@
+// Connection: one client socket — its query buffer, parsed commands, the
+// engine batch in flight, and its reply buffer. Owned and only touched by one
+// I/O thread (except the store completion, which hands results over through
+// IoThread::PostCompletion).
+//
+// The life of a read (Redis's processInputBuffer, batched):
+//   1. read() once into the query buffer and parse every complete command;
+//      arguments stay views into the buffer, which is not touched again until
+//      every one of those commands is answered.
+//   2. Dispatch commands in order into ONE engine batch (a round). Commands
+//      that do not touch the store answer at once. A round stops early at a
+//      command that touches a key of a read-modify-write command already in
+//      the round (so a CAS retry can never reorder against it), at a barrier
+//      command (FLUSHALL, DBSIZE, ...) unless the round is empty, or at
+//      max-batch-ops operations.
+//   3. Submit; one round in flight per connection (its share of the engine
+//      queue is bounded). On completion, finish the round's commands; CAS
+//      losers re-issue into the next round, which then continues with the
+//      remaining commands.
+//   4. Replies are emitted strictly in command order: a command at the head
+//      writes straight into the reply buffer; one completed out of order
+//      keeps its reply until the commands before it have answered.
+// The connection is read again only when all of that is done and the reply
+// buffer is under the high-water mark (backpressure: nothing is dropped).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "kvcg/batch.h"
+#include "server/client_registry.h"
+#include "server/command_table.h"
+#include "server/io_buffer.h"
+#include "server/resp_parser.h"
+#include "server/resp_writer.h"
+
+namespace kvcg::server {
+
+class IoThread;
+class Server;
+class Connection;
+
+// One parsed command and its progress.
+struct Command {
+  enum class State : uint8_t { kQueued, kWaiting, kDone };
+  const CommandSpec* spec = nullptr;
+  uint32_t argv_begin = 0;  // into Connection::argv_
+  uint32_t argc = 0;
+  uint32_t op_begin = 0;  // its operations in the round's batch
+  uint32_t op_count = 0;
+  State state = State::kQueued;
+  bool resp3 = false;
+  bool preset_error = false;  // a protocol error record: reply already set
+  uint32_t attempts = 0;      // CAS rounds so far
+  // Scratch for read-modify-write handlers.
+  int64_t i64 = 0;
+  long double ld = 0;
+  uint8_t phase = 0;
+  std::string scratch;
+  std::string reply;  // held only while an earlier command is unanswered
+};
+
+// What a handler sees: the server, its connection, its arguments, a writer
+// for its reply and the batch to add store operations to.
+struct CommandContext {
+  Server& server;
+  IoThread& loop;
+  Connection& conn;
+  Command& cmd;
+  RespWriter out;
+  Batch& batch;
+
+  size_t argc() const { return cmd.argc; }
+  std::string_view arg(size_t i) const;
+
+  // Store operations of this command (counted in cmd.op_count).
+  void OpGet(std::string_view key) {
+    batch.Get(key);
+    ++cmd.op_count;
+  }
+  void OpPut(std::string_view key, std::string_view value) {
+    batch.Put(key, value);
+    ++cmd.op_count;
+  }
+  void OpDelete(std::string_view key) {
+    batch.Delete(key);
+    ++cmd.op_count;
+  }
+  void OpCas(std::string_view key, const std::string_view* expected, std::string_view desired) {
+    batch.CompareAndSwap(key, expected, desired);
+    ++cmd.op_count;
+  }
+  // Replies with an error ("ERR ...", "WRONGPASS ...") and counts a failed call.
+  void Error(std::string_view message);
+  // Replies with the error for a failed store operation (cmd_common.cc).
+  void StoreError(const OpResult& r);
+};
+
+class Connection {
+ public:
+  Connection(IoThread* loop, int fd, uint64_t id, std::string addr, std::string laddr);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Does all the work possible now: finish a completed round, write, read
+  // and parse, dispatch. Called on socket events and completions.
+  void Drive();
+  // Epoll reported these events.
+  void OnEvents(uint32_t events);
+  // The store completed this connection's round (called on the loop thread).
+  void MarkRoundReady() { round_ready_ = true; }
+  void SetRoundResults(std::vector<OpResult>&& results) { results_ = std::move(results); }
+
+  // Closes the socket now (replies not yet written are dropped). The object
+  // is deleted by its loop once no round is in flight.
+  void Close(const char* why);
+  bool dead() const { return dead_; }
+  bool in_flight() const { return in_flight_; }
+  // Idle: nothing queued, nothing in flight, no reply pending.
+  bool idle() const;
+  uint64_t last_interaction_ms() const { return info_.last_interaction_ms.load(std::memory_order_relaxed); }
+  // Shutdown drain: stop reading, close once everything read is answered.
+  void BeginDrain();
+  bool scheduled = false;  // in the loop's run-again list
+
+  // --- State that handlers read and change.
+  uint64_t id() const { return info_.id; }
+  ClientInfo& info() { return info_; }
+  bool resp3 = false;
+  bool authenticated = false;
+  void SetCloseAfterReply() { close_after_reply_ = true; }
+  std::string_view Arg(const Command& c, size_t i) const { return argv_[c.argv_begin + i]; }
+
+ private:
+  friend struct CommandContext;
+  bool CanRead() const;
+  void ReadOnce();
+  void ParseInput();
+  void ProcessRound();     // results of the round in flight are here
+  void Dispatch();         // queued commands into the round
+  void SubmitRound();
+  void RunStart(size_t index);
+  bool RunFinish(size_t index, std::span<OpResult> results);
+  void BlockKeys(const Command& c);
+  bool TouchesBlocked(const Command& c) const;
+  void CommandDone(size_t index);
+  void EmitReplies();
+  void FlushOutput();
+  void FinishRead();
+  void ScheduleIfReadable();
+  RespWriter WriterFor(size_t index);
+
+  IoThread* loop_;
+  Server* server_;
+  int fd_;
+  ClientInfo info_;
+  bool dead_ = false;
+  bool readable_ = true;  // edge-triggered: may have unread bytes
+  bool writable_ = true;
+  bool close_after_reply_ = false;  // QUIT, protocol error, SHUTDOWN
+  bool draining_ = false;
+  bool saw_eof_ = false;
+
+  // Input.
+  IoBuffer in_;
+  size_t parsed_ = 0;  // bytes of in_ turned into commands
+  RespParser parser_;
+  std::vector<std::string_view> argv_;
+  std::deque<std::string> inline_args_;  // unquoted inline arguments (stable addresses)
+  std::vector<Command> commands_;
+  size_t next_ = 0;  // first command not dispatched
+  size_t head_ = 0;  // first command whose reply is not emitted
+  uint64_t read_start_ns_ = 0;
+
+  // The round.
+  Batch batch_;
+  std::vector<uint32_t> round_;  // commands with operations in batch_
+  std::vector<std::string_view> blocked_small_;
+  std::unordered_set<std::string_view> blocked_large_;
+  bool in_flight_ = false;
+  bool round_ready_ = false;
+  uint64_t submit_ns_ = 0;
+  std::vector<OpResult> results_;
+
+  // Output.
+  std::string out_;
+  size_t out_sent_ = 0;
+};
+
+}  // namespace kvcg::server

@@ -1,0 +1,184 @@
+// The server object: store, listeners, I/O threads, live config; see server.h.
+#include "server/server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "server/io_thread.h"
+#include "server/resp_parser.h"
+
+namespace kvcg::server {
+
+Server::Server(ServerConfig config) : config_(std::move(config)) {}
+
+Server::~Server() { Stop(); }
+
+ServerConfig Server::ConfigSnapshot() const {
+  std::lock_guard lock(config_mu_);
+  return config_;
+}
+
+std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::string>>& changes) {
+  std::lock_guard lock(config_mu_);
+  ServerConfig next = config_;
+  for (const auto& [name, value] : changes) {
+    const OptionSpec* opt = FindOption(name);
+    if (opt == nullptr || !opt->runtime) {
+      return "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'";
+    }
+    std::vector<std::string> args{value};
+    std::string e = opt->set(next, args);
+    if (!e.empty()) return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + e;
+  }
+  if (std::string e = ValidateServerConfig(next); !e.empty()) return "ERR CONFIG SET failed - " + e;
+  config_ = std::move(next);
+  if (config_.loglevel == "debug") spdlog::set_level(spdlog::level::debug);
+  else if (config_.loglevel == "warning") spdlog::set_level(spdlog::level::warn);
+  else if (config_.loglevel == "nothing") spdlog::set_level(spdlog::level::off);
+  else spdlog::set_level(spdlog::level::info);
+  config_version_.fetch_add(1, std::memory_order_acq_rel);
+  return "";
+}
+
+Status Server::Listen() {
+  ServerConfig c = ConfigSnapshot();
+  if (c.port != 0) {
+    std::vector<std::string> addrs;
+    SplitInlineArgs(c.bind, &addrs);
+    if (addrs.empty()) addrs.push_back("127.0.0.1");
+    for (const std::string& addr : addrs) {
+      addrinfo hints{}, *res = nullptr;
+      hints.ai_family = AF_UNSPEC;
+      hints.ai_socktype = SOCK_STREAM;
+      hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+      std::string host = addr == "*" ? "0.0.0.0" : addr;
+      int port = bound_port_ ? bound_port_ : c.port;  // port 0: every address gets the first one's port
+      int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
+      if (rc != 0) return Status::Unavailable("cannot resolve bind address '" + addr + "': " + gai_strerror(rc));
+      int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+      if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, c.tcp_backlog) != 0) {
+        std::string why = std::strerror(errno);
+        freeaddrinfo(res);
+        if (fd >= 0) ::close(fd);
+        return Status::Unavailable("cannot listen on " + addr + ":" + std::to_string(c.port) + ": " + why);
+      }
+      freeaddrinfo(res);
+      sockaddr_storage sa{};
+      socklen_t len = sizeof(sa);
+      getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+      int actual = sa.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&sa)->sin_port)
+                                           : ntohs(reinterpret_cast<sockaddr_in6*>(&sa)->sin6_port);
+      bound_port_ = actual;
+      listen_fds_.push_back(fd);
+      listening_.push_back((host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                           std::to_string(actual));
+    }
+  }
+  if (!c.unixsocket.empty()) {
+    sockaddr_un un{};
+    if (c.unixsocket.size() >= sizeof(un.sun_path)) return Status::InvalidArgument("unixsocket path too long");
+    un.sun_family = AF_UNIX;
+    std::memcpy(un.sun_path, c.unixsocket.c_str(), c.unixsocket.size() + 1);
+    ::unlink(c.unixsocket.c_str());
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&un), sizeof(un)) != 0 || listen(fd, c.tcp_backlog) != 0) {
+      std::string why = std::strerror(errno);
+      if (fd >= 0) ::close(fd);
+      return Status::Unavailable("cannot listen on unix socket " + c.unixsocket + ": " + why);
+    }
+    unix_path_ = c.unixsocket;
+    listen_fds_.push_back(-fd - 1);  // negative: a Unix socket (decoded in Start)
+    listening_.push_back(c.unixsocket);
+  }
+  return Status::Ok();
+}
+
+Status Server::Start() {
+  start_ms_ = WallMs();
+  ServerConfig c = ConfigSnapshot();
+  if (std::string e = ValidateServerConfig(c); !e.empty()) return Status::InvalidArgument(e);
+  Config store_config = c.store;
+  store_config.max_value_bytes = c.proto_max_bulk_len;
+  Status s = Store::Open(store_config, &store_);
+  if (!s.ok()) return s;
+  store_info_ = store_->Info();
+  s = Listen();
+  if (!s.ok()) return s;
+  size_t threads = c.io_threads > 0 ? static_cast<size_t>(c.io_threads) : std::thread::hardware_concurrency();
+  if (threads == 0) threads = 1;
+  for (size_t i = 0; i < threads; ++i) loops_.push_back(std::make_unique<IoThread>(this, static_cast<int>(i)));
+  for (auto& loop : loops_) {
+    for (int fd : listen_fds_) loop->AddListener(fd < 0 ? -fd - 1 : fd, fd < 0);
+  }
+  for (auto& loop : loops_) loop->Start();
+  return Status::Ok();
+}
+
+void Server::RequestShutdown() {
+  std::lock_guard lock(shutdown_mu_);
+  shutdown_requested_ = true;
+  shutdown_cv_.notify_all();
+}
+
+void Server::WaitForShutdown() {
+  std::unique_lock lock(shutdown_mu_);
+  shutdown_cv_.wait(lock, [this] { return shutdown_requested_; });
+}
+
+void Server::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& loop : loops_) loop->Stop();
+  for (auto& loop : loops_) loop->Join();
+  loops_.clear();
+  for (int fd : listen_fds_) ::close(fd < 0 ? -fd - 1 : fd);
+  listen_fds_.clear();
+  if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
+  store_.reset();  // waits for every submitted batch
+}
+
+void Server::SumStats(ThreadStats* out) const {
+  for (const auto& loop : loops_) {
+    ThreadStats& t = loop->stats();
+    auto add = [](std::atomic<uint64_t>& dst, const std::atomic<uint64_t>& src) { Add(dst, Load(src)); };
+    add(out->connections_received, t.connections_received);
+    add(out->rejected_connections, t.rejected_connections);
+    add(out->commands, t.commands);
+    add(out->net_input_bytes, t.net_input_bytes);
+    add(out->net_output_bytes, t.net_output_bytes);
+    add(out->protocol_errors, t.protocol_errors);
+    add(out->batches, t.batches);
+    add(out->batch_ops, t.batch_ops);
+    add(out->cas_retries, t.cas_retries);
+    add(out->reads, t.reads);
+    add(out->parse_ns, t.parse_ns);
+    add(out->reply_ns, t.reply_ns);
+    add(out->keyspace_hits, t.keyspace_hits);
+    add(out->keyspace_misses, t.keyspace_misses);
+    for (size_t i = 0; i < kMaxCommands; ++i) {
+      add(out->calls[i], t.calls[i]);
+      add(out->failed_calls[i], t.failed_calls[i]);
+    }
+    out->store_latency.Merge(t.store_latency);
+    out->command_latency.Merge(t.command_latency);
+  }
+}
+
+void Server::ResetStats() {
+  for (const auto& loop : loops_) loop->stats().Reset();
+}
+
+}  // namespace kvcg::server

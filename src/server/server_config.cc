@@ -1,0 +1,262 @@
+// The option table; see server_config.h. Each entry is a pair of
+// non-capturing lambdas, generated per field type by the macros below, so
+// adding a setting is one line here.
+#include "server/server_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "server/resp_parser.h"
+
+namespace kvcg::server {
+
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string OneArg(const std::vector<std::string>& args, std::string* value) {
+  if (args.size() != 1) return "wrong number of arguments";
+  *value = args[0];
+  return "";
+}
+
+std::string SetU64(const std::vector<std::string>& args, uint64_t* field, uint64_t min, uint64_t max) {
+  std::string v;
+  if (auto e = OneArg(args, &v); !e.empty()) return e;
+  int64_t n;
+  if (!ParseInt64(v, &n) || n < 0) return "argument must be a non-negative integer";
+  if (static_cast<uint64_t>(n) < min || static_cast<uint64_t>(n) > max) {
+    return "argument must be between " + std::to_string(min) + " and " + std::to_string(max);
+  }
+  *field = static_cast<uint64_t>(n);
+  return "";
+}
+
+std::string SetMem(const std::vector<std::string>& args, uint64_t* field, uint64_t min) {
+  std::string v;
+  if (auto e = OneArg(args, &v); !e.empty()) return e;
+  uint64_t n;
+  if (!ParseMemory(v, &n)) return "argument must be a memory value";
+  if (n < min) return "argument must be at least " + std::to_string(min);
+  *field = n;
+  return "";
+}
+
+#define KVCG_U64(NAME, FIELD, MIN, MAX, RUNTIME, HELP)                                      \
+  OptionSpec {                                                                           \
+    NAME, HELP, RUNTIME, [](const ServerConfig& c) { return std::to_string(c.FIELD); }, \
+        [](ServerConfig& c, const std::vector<std::string>& a) {                        \
+          uint64_t v = c.FIELD;                                                          \
+          std::string e = SetU64(a, &v, MIN, MAX);                                       \
+          if (e.empty()) c.FIELD = static_cast<decltype(c.FIELD)>(v);                    \
+          return e;                                                                      \
+        }                                                                                \
+  }
+#define KVCG_MEM(NAME, FIELD, MIN, RUNTIME, HELP)                                           \
+  OptionSpec {                                                                           \
+    NAME, HELP, RUNTIME, [](const ServerConfig& c) { return std::to_string(c.FIELD); }, \
+        [](ServerConfig& c, const std::vector<std::string>& a) {                        \
+          uint64_t v = c.FIELD;                                                          \
+          std::string e = SetMem(a, &v, MIN);                                            \
+          if (e.empty()) c.FIELD = static_cast<decltype(c.FIELD)>(v);                    \
+          return e;                                                                      \
+        }                                                                                \
+  }
+#define KVCG_STR(NAME, FIELD, RUNTIME, HELP)                                     \
+  OptionSpec {                                                                \
+    NAME, HELP, RUNTIME, [](const ServerConfig& c) { return c.FIELD; },      \
+        [](ServerConfig& c, const std::vector<std::string>& a) {             \
+          return OneArg(a, &c.FIELD);                                         \
+        }                                                                     \
+  }
+#define KVCG_ENUM(NAME, FIELD, PARSE, PRINT, HELP)                                          \
+  OptionSpec {                                                                           \
+    NAME, HELP, false, [](const ServerConfig& c) { return std::string(PRINT(c.FIELD)); }, \
+        [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {          \
+          std::string v;                                                                 \
+          if (auto e = OneArg(a, &v); !e.empty()) return e;                              \
+          if (!PARSE(Lower(v), &c.FIELD)) return "invalid value '" + v + "'";            \
+          return "";                                                                     \
+        }                                                                                \
+  }
+
+const char* LogLevels[] = {"debug", "verbose", "notice", "warning", "nothing"};
+
+std::vector<OptionSpec> MakeOptions() {
+  return {
+      KVCG_STR("bind", bind, false, "addresses to listen on (space separated)"),
+      KVCG_U64("port", port, 0, 65535, false, "TCP port; 0 disables TCP"),
+      KVCG_STR("unixsocket", unixsocket, false, "Unix socket path (empty: none)"),
+      KVCG_U64("io-threads", io_threads, 0, 1024, false, "I/O threads; 0 = one per hardware thread"),
+      KVCG_U64("tcp-backlog", tcp_backlog, 1, 65535, false, "listen() backlog"),
+      KVCG_ENUM("backend", store.backend, ParseBackend, BackendName, "auto | gpu | cpu"),
+      KVCG_ENUM("mode", store.mode, ParseMode, ModeName, "kvcg | gpu-only | cpu-only"),
+      KVCG_ENUM("layout", store.layout, ParseLayout, LayoutName, "general | fixed8"),
+      KVCG_U64("maxclients", maxclients, 1, 1000000, true, "maximum simultaneous clients"),
+      KVCG_U64("timeout", timeout_s, 0, 100000000, true, "close clients idle this many seconds; 0 = never"),
+      KVCG_STR("requirepass", requirepass, true, "password for AUTH (empty: none)"),
+      KVCG_MEM("proto-max-bulk-len", proto_max_bulk_len, 1024 * 1024, true, "largest bulk string (key or value)"),
+      KVCG_U64("proto-max-multibulk-len", proto_max_multibulk_len, 1, 1ull << 31, true,
+               "most arguments in one command"),
+      KVCG_MEM("proto-max-inline-len", proto_max_inline_len, 1024, true, "longest inline command line"),
+      KVCG_MEM("client-query-buffer-limit", client_query_buffer_limit, 1024 * 1024, true,
+               "largest unparsed input held for one client"),
+      OptionSpec{"client-output-buffer-limit",
+                 "hard limit on a client's pending replies: <bytes> or 'normal <hard> <soft> <secs>'", true,
+                 [](const ServerConfig& c) {
+                   return "normal " + std::to_string(c.client_output_buffer_limit) +
+                          " 0 0 replica 0 0 0 pubsub 0 0 0";
+                 },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   // Only the normal class exists; its hard limit is what we enforce.
+                   std::vector<std::string> words;
+                   for (const auto& w : a) {
+                     std::vector<std::string> split;
+                     SplitInlineArgs(w, &split);
+                     words.insert(words.end(), split.begin(), split.end());
+                   }
+                   uint64_t v;
+                   if (words.size() == 1) {
+                     if (!ParseMemory(words[0], &v)) return "argument must be a memory value";
+                     c.client_output_buffer_limit = v;
+                     return "";
+                   }
+                   if (words.empty() || words.size() % 4 != 0) return "wrong number of arguments";
+                   for (size_t i = 0; i < words.size(); i += 4) {
+                     std::string cls = Lower(words[i]);
+                     if (cls != "normal" && cls != "replica" && cls != "slave" && cls != "pubsub")
+                       return "invalid client class '" + words[i] + "'";
+                     if (!ParseMemory(words[i + 1], &v)) return "argument must be a memory value";
+                     if (cls == "normal") c.client_output_buffer_limit = v;
+                   }
+                   return "";
+                 }},
+      KVCG_MEM("client-output-high-water", client_output_high_water, 4096, true,
+               "stop reading a client while its pending replies exceed this"),
+      KVCG_U64("max-batch-ops", max_batch_ops, 1, 1u << 24, true, "most store operations per client batch"),
+      KVCG_U64("shutdown-timeout", shutdown_timeout_s, 0, 3600, true, "seconds to drain clients at shutdown"),
+      OptionSpec{"save", "persistence is not implemented: only \"\" is accepted", true,
+                 [](const ServerConfig& c) { return c.save; },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   if (a.size() != 1 || !a[0].empty()) return "persistence is not supported; only save \"\" is accepted";
+                   c.save.clear();
+                   return "";
+                 }},
+      OptionSpec{"appendonly", "persistence is not implemented: only 'no' is accepted", true,
+                 [](const ServerConfig& c) { return c.appendonly; },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   if (a.size() != 1 || Lower(a[0]) != "no") return "persistence is not supported; only appendonly no is accepted";
+                   c.appendonly = "no";
+                   return "";
+                 }},
+      OptionSpec{"databases", "only database 0 exists", false, [](const ServerConfig&) { return std::string("1"); },
+                 [](ServerConfig&, const std::vector<std::string>& a) -> std::string {
+                   if (a.size() != 1 || a[0] != "1") return "only one database (0) is supported";
+                   return "";
+                 }},
+      OptionSpec{"loglevel", "debug | verbose | notice | warning | nothing", true,
+                 [](const ServerConfig& c) { return c.loglevel; },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   std::string v;
+                   if (auto e = OneArg(a, &v); !e.empty()) return e;
+                   v = Lower(v);
+                   for (const char* l : LogLevels) {
+                     if (v == l) {
+                       c.loglevel = v;
+                       return "";
+                     }
+                   }
+                   return "invalid log level '" + v + "'";
+                 }},
+      KVCG_MEM("maxmemory", store.max_memory_bytes, 0, false, "store memory limit (keys+values+overhead); 0 = none"),
+      KVCG_U64("max-keys", store.max_keys, 0, UINT64_MAX >> 1, false, "most distinct keys; 0 = unlimited"),
+      KVCG_U64("expected-keys", store.expected_keys, 1, UINT64_MAX >> 1, false, "sizing hint for the store"),
+      KVCG_MEM("max-key-bytes", store.max_key_bytes, 1, false, "longest key the store accepts"),
+      KVCG_U64("cpu-shards", store.cpu_shards, 0, 1u << 24, false, "CPU backend shards (power of two; 0 = auto)"),
+      KVCG_U64("gpu-device", store.gpu_device, 0, 1024, false, "CUDA device ordinal"),
+      KVCG_MEM("gpu-memory", store.gpu_memory_bytes, 0, false, "device memory for the slab pool; 0 = 3/4 of free"),
+      KVCG_U64("gpu-orchestrators", store.gpu_orchestrators, 1, 1024, false, "orchestrator threads (one stream each)"),
+      KVCG_U64("gpu-max-batch-ops", store.gpu_max_batch_ops, 0, 1u << 30, false,
+               "aggregated GPU batch bound; 0 = 2 x resident threads"),
+      KVCG_U64("gpu-batch-timeout-us", store.gpu_batch_timeout_us, 0, 1000000, false,
+               "aggregation time bound in microseconds"),
+      KVCG_U64("retry-timeout-ms", store.retry_timeout_ms, 1, 3600000, false,
+               "bound on internal retries before an operation times out"),
+  };
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& Options() {
+  static const std::vector<OptionSpec> options = MakeOptions();
+  return options;
+}
+
+const OptionSpec* FindOption(const std::string& name) {
+  std::string lower = Lower(name);
+  for (const auto& o : Options()) {
+    if (lower == o.name) return &o;
+  }
+  return nullptr;
+}
+
+bool ParseMemory(const std::string& text, uint64_t* out) {
+  std::string s = Lower(text);
+  uint64_t mul = 1;
+  struct Unit {
+    const char* suffix;
+    uint64_t mul;
+  };
+  static const Unit units[] = {{"gb", 1ull << 30}, {"mb", 1ull << 20}, {"kb", 1ull << 10},
+                               {"g", 1000000000ull}, {"m", 1000000ull}, {"k", 1000ull}, {"b", 1}};
+  for (const auto& u : units) {
+    size_t n = std::char_traits<char>::length(u.suffix);
+    if (s.size() > n && s.compare(s.size() - n, n, u.suffix) == 0) {
+      mul = u.mul;
+      s.resize(s.size() - n);
+      break;
+    }
+  }
+  int64_t v;
+  if (!ParseInt64(s, &v) || v < 0) return false;
+  if (mul != 1 && static_cast<uint64_t>(v) > UINT64_MAX / mul) return false;
+  *out = static_cast<uint64_t>(v) * mul;
+  return true;
+}
+
+std::string LoadConfigFile(const std::string& path, ServerConfig* config) {
+  std::ifstream in(path);
+  if (!in) return path + ": cannot open";
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::vector<std::string> words;
+    auto where = [&] { return path + ":" + std::to_string(number) + ": "; };
+    if (!SplitInlineArgs(line, &words)) return where() + "unbalanced quotes";
+    if (words.empty() || words[0][0] == '#') continue;
+    const OptionSpec* opt = FindOption(words[0]);
+    if (opt == nullptr) return where() + "unknown option '" + words[0] + "'";
+    std::vector<std::string> args(words.begin() + 1, words.end());
+    // redis.conf writes `save ""` for "no snapshots"; `save` alone means the same.
+    if (args.empty()) args.emplace_back();
+    std::string e = opt->set(*config, args);
+    if (!e.empty()) return where() + words[0] + ": " + e;
+  }
+  return "";
+}
+
+std::string ValidateServerConfig(const ServerConfig& config) {
+  if (config.port == 0 && config.unixsocket.empty()) return "nothing to listen on: port is 0 and no unixsocket";
+  if (config.proto_max_bulk_len > config.client_query_buffer_limit) {
+    return "proto-max-bulk-len must not exceed client-query-buffer-limit";
+  }
+  return "";
+}
+
+}  // namespace kvcg::server

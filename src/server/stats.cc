@@ -1,0 +1,74 @@
+// Statistics; see stats.h.
+#include "server/stats.h"
+
+#include <bit>
+#include <ctime>
+
+namespace kvcg::server {
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+int LatencyHistogram::Index(uint64_t v) {
+  if (v < (1u << kSubBits)) return static_cast<int>(v);
+  int top = 63 - std::countl_zero(v);  // >= kSubBits
+  int sub = static_cast<int>((v >> (top - kSubBits)) & ((1u << kSubBits) - 1));
+  return ((top - kSubBits + 1) << kSubBits) + sub;
+}
+
+uint64_t LatencyHistogram::UpperBound(int index) {
+  if (index < (1 << kSubBits)) return static_cast<uint64_t>(index);
+  int top = (index >> kSubBits) + kSubBits - 1;
+  uint64_t sub = static_cast<uint64_t>(index & ((1 << kSubBits) - 1));
+  uint64_t base = (1ull << top) | (sub << (top - kSubBits));
+  return base + (1ull << (top - kSubBits)) - 1;
+}
+
+void LatencyHistogram::Merge(const LatencyHistogram& other) {
+  for (int i = 0; i < kBuckets; ++i) {
+    uint64_t n = other.buckets_[i].load(std::memory_order_relaxed);
+    if (n) buckets_[i].fetch_add(n, std::memory_order_relaxed);
+  }
+  sum_.fetch_add(other.sum_ns(), std::memory_order_relaxed);
+}
+
+uint64_t LatencyHistogram::count() const {
+  uint64_t n = 0;
+  for (const auto& b : buckets_) n += b.load(std::memory_order_relaxed);
+  return n;
+}
+
+uint64_t LatencyHistogram::Quantile(double q) const {
+  uint64_t total = count();
+  if (total == 0) return 0;
+  uint64_t rank = static_cast<uint64_t>(q * static_cast<double>(total));
+  if (rank >= total) rank = total - 1;
+  uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += buckets_[i].load(std::memory_order_relaxed);
+    if (seen > rank) return UpperBound(i);
+  }
+  return UpperBound(kBuckets - 1);
+}
+
+void LatencyHistogram::Reset() {
+  for (auto& b : buckets_) b.store(0, std::memory_order_relaxed);
+  sum_.store(0, std::memory_order_relaxed);
+}
+
+void ThreadStats::Reset() {
+  for (auto* c : {&connections_received, &rejected_connections, &commands, &net_input_bytes, &net_output_bytes,
+                  &protocol_errors, &batches, &batch_ops, &cas_retries, &reads, &parse_ns, &reply_ns,
+                  &keyspace_hits, &keyspace_misses}) {
+    c->store(0, std::memory_order_relaxed);
+  }
+  for (auto& c : calls) c.store(0, std::memory_order_relaxed);
+  for (auto& c : failed_calls) c.store(0, std::memory_order_relaxed);
+  store_latency.Reset();
+  command_latency.Reset();
+}
+
+}  // namespace kvcg::server

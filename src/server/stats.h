@@ -1,0 +1,74 @@
+// Server statistics and stage timers, for INFO and benchmarks.
+//
+// Counters live per I/O thread (ThreadStats) and are summed on read, so the
+// hot path never writes a cache line another thread writes; relaxed atomics
+// only make the concurrent INFO read well-defined. LatencyHistogram is a
+// log-linear histogram (8 sub-buckets per power of two, ~12% resolution) over
+// nanoseconds, cheap enough to record every batch.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace kvcg::server {
+
+inline constexpr size_t kMaxCommands = 128;
+
+class LatencyHistogram {
+ public:
+  static constexpr int kSubBits = 3;
+  static constexpr int kBuckets = 64 << kSubBits;
+
+  void Record(uint64_t ns) {
+    buckets_[Index(ns)].fetch_add(1, std::memory_order_relaxed);
+    sum_.fetch_add(ns, std::memory_order_relaxed);
+  }
+  // Adds `other` into this (used to sum threads into a snapshot).
+  void Merge(const LatencyHistogram& other);
+  uint64_t count() const;
+  uint64_t sum_ns() const { return sum_.load(std::memory_order_relaxed); }
+  // The value below which `q` (0..1) of the samples fall; 0 when empty.
+  uint64_t Quantile(double q) const;
+  void Reset();
+
+  static int Index(uint64_t v);
+  static uint64_t UpperBound(int index);
+
+ private:
+  std::array<std::atomic<uint64_t>, kBuckets> buckets_{};
+  std::atomic<uint64_t> sum_{0};
+};
+
+struct ThreadStats {
+  std::atomic<uint64_t> connections_received{0};
+  std::atomic<uint64_t> rejected_connections{0};
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> net_input_bytes{0};
+  std::atomic<uint64_t> net_output_bytes{0};
+  std::atomic<uint64_t> protocol_errors{0};
+  std::atomic<uint64_t> batches{0};       // engine batches submitted
+  std::atomic<uint64_t> batch_ops{0};     // operations in them
+  // Extra rounds of read-modify-write commands: one per existing key is
+  // normal (read, then CAS); more mean a CAS lost a race and was retried.
+  std::atomic<uint64_t> cas_retries{0};
+  std::atomic<uint64_t> reads{0};         // read() calls that returned data
+  std::atomic<uint64_t> parse_ns{0};      // stage: parsing + dispatch
+  std::atomic<uint64_t> reply_ns{0};      // stage: formatting replies + write()
+  std::atomic<uint64_t> keyspace_hits{0};
+  std::atomic<uint64_t> keyspace_misses{0};
+  std::array<std::atomic<uint64_t>, kMaxCommands> calls{};
+  std::array<std::atomic<uint64_t>, kMaxCommands> failed_calls{};
+  LatencyHistogram store_latency;    // stage: Submit -> completion, per batch
+  LatencyHistogram command_latency;  // read -> reply queued, per command batch
+
+  void Reset();
+};
+
+inline void Add(std::atomic<uint64_t>& c, uint64_t v) { c.fetch_add(v, std::memory_order_relaxed); }
+inline uint64_t Load(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); }
+
+uint64_t NowNs();  // monotonic clock
+
+}  // namespace kvcg::server
