@@ -16,6 +16,14 @@
 // entries the new model calls cold (before any later switch may start).
 // Requests submitted while blocked are not refused; they are held and run,
 // in submission order, as soon as the new model is installed.
+//
+// Differences from a bare canonical store, all within the Store contract:
+//  * Hot-cache updates reach the canonical store at the next switch (write-
+//    back, as in the paper), or at once when a capacity limit is configured
+//    (write-through, so that a replay can never be refused for lack of room).
+//  * MemoryBytes() flushes logged hot-cache updates first (a short block),
+//    except inside a completion, where it leaves them out.
+//  * Clear() blocks like a switch; do not call it from a completion.
 #pragma once
 
 #include <memory>
@@ -41,8 +49,8 @@ class Engine : public Store {
   // recorded; *record (may be null) receives the switch's record. Errors:
   // kInvalidArgument in cpu-only mode (whose model is fixed: every key hot)
   // or for a null model; the replay's error if it failed (the old model then
-  // stays installed and nothing is lost). Thread-safe; must not be called from
-  // a Completion.
+  // stays installed and nothing is lost); kInvalidArgument when called from
+  // inside a Completion (the switch waits for completions). Thread-safe.
   virtual Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                               SwitchRecord* record) = 0;
 

@@ -19,6 +19,15 @@ uint64_t NowNs() {
                                    .count());
 }
 
+// Depth of engine code on this thread's stack (routing, or a canonical-store
+// completion running our callbacks, and through them users' completions).
+// Blocking calls that wait for the canonical store must not run there.
+thread_local int tls_engine_depth = 0;
+struct EngineFrame {
+  EngineFrame() { ++tls_engine_depth; }
+  ~EngineFrame() { --tls_engine_depth; }
+};
+
 uint64_t UnixUs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -108,6 +117,7 @@ void KvcgEngine::Submit(Batch batch, Completion done) {
 }
 
 void KvcgEngine::Route(Batch batch, Completion done) {
+  EngineFrame frame;
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
   auto* ctx = new BatchCtx{std::move(batch), std::move(done), std::vector<OpResult>(n),
@@ -166,6 +176,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
 
 void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
                         std::vector<OpResult>& results) {
+  EngineFrame frame;
   const uint64_t latency = NowNs() - ctx->start_ns;
   uint32_t plain = 0;
   for (size_t j = 0; j < refs.size(); ++j) {
@@ -189,6 +200,7 @@ void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
 }
 
 void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash) {
+  EngineFrame frame;
   hotcache::HotCache::Completion c;
   cache_.Complete(op, hash, &c);
   const uint64_t now = NowNs();
@@ -283,6 +295,9 @@ bool KvcgEngine::Replay(uint64_t* replayed, std::string* error) {
 
 Status KvcgEngine::RunSwitch(std::shared_ptr<const Model> model, const std::string& reason,
                              SwitchRecord* out) {
+  if (tls_engine_depth != 0) {
+    return Status::InvalidArgument("a model switch or flush cannot run inside a completion");
+  }
   std::lock_guard switch_lock(switch_mu_);
   SwitchRecord rec;
   rec.reason = reason;
@@ -367,8 +382,15 @@ uint64_t KvcgEngine::Size() const {
 }
 
 uint64_t KvcgEngine::MemoryBytes() const {
-  // Exact in write-through mode (any capacity limit set); otherwise updates
-  // logged in the hot cache are charged when the next switch replays them.
+  // Only the canonical store knows what an entry costs, so updates logged in
+  // the hot cache are written there first (a flush: a short block, like a
+  // switch without a model change). Inside a completion that flush could
+  // wait on the very thread running it, so there the answer leaves out the
+  // unreplayed updates. Nothing is logged in write-through mode (capacity
+  // limits set), so there it is always exact.
+  if (tls_engine_depth == 0 && cache_.dirty() != 0) {
+    const_cast<KvcgEngine*>(this)->Flush();
+  }
   return canonical_->MemoryBytes();
 }
 

@@ -1,0 +1,469 @@
+// kvcg-bench-engine: the KVCG paper's YCSB-B-like evaluation (issue 4 §6)
+// of the three modes — kvcg, gpu-only (KVG), cpu-only (KVC) — in one run.
+//
+// Workload: 95% GET / 5% PUT (--read-ratio), 8-byte keys and values, key ids
+// drawn from YCSB's scrambled zipfian over --key-space ids (rank r -> id
+// FNV-1a(r) mod key-space, as YCSB does), θ in --thetas. Before measuring,
+// the --prefill most popular ids are loaded into the canonical store (so GETs
+// on the popular keys find values; the long tail is absent, as in the
+// paper's 10 M of 1 G). Clients: --threads closed-loop threads, each keeping
+// --pipeline batches of --batch operations in flight; in the engine modes
+// the client threads are also the hot-cache threads (hot operations run
+// inline on the submitting thread).
+//
+// kvcg's model: "prior" (default) is the paper's Fig. 3b prior-knowledge
+// model, the hottest --hot-fraction of the key space; "histogram" trains the
+// paper's histogram model online during the warm-up (--threshold,
+// --sample-rate) and installs it with the switch protocol before measuring.
+//
+// Latency: per operation, Submit to result (the engine's stats; a hot
+// operation's result is known as soon as it ran, a cold one's when the
+// canonical store completed it; misses count as cold, as in the paper). For
+// gpu-only every operation is cold and its latency is its batch's. Client
+// batch latency (Submit to completion) is reported too.
+//
+// Output: one JSON document on stdout (results, parameters, and the issue's
+// targets evaluated at θ = 0.5); progress on stderr. --quick shrinks
+// everything so the run takes seconds on the CPU backend.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/latency_histogram.h"
+#include "kvcg/engine.h"
+#include "kvcg/store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------
+// YCSB's zipfian generator (Gray et al.), scrambled by FNV-1a like YCSB's
+// ScrambledZipfianGenerator.
+
+double Zeta(uint64_t n, double theta) {
+  // Exact up to 10^6 terms, then the Euler–Maclaurin integral of the tail
+  // (relative error far below what matters for a workload generator).
+  const uint64_t exact = std::min<uint64_t>(n, 1'000'000);
+  double sum = 0;
+  for (uint64_t i = 1; i <= exact; ++i) sum += std::pow(static_cast<double>(i), -theta);
+  if (n > exact) {
+    const double a = static_cast<double>(exact) + 0.5, b = static_cast<double>(n) + 0.5;
+    sum += (std::pow(b, 1 - theta) - std::pow(a, 1 - theta)) / (1 - theta);
+  }
+  return sum;
+}
+
+class Zipfian {
+ public:
+  Zipfian(uint64_t n, double theta)
+      : n_(n), theta_(theta), zetan_(Zeta(n, theta)), alpha_(1 / (1 - theta)) {
+    const double zeta2 = Zeta(2, theta);
+    eta_ = (1 - std::pow(2.0 / static_cast<double>(n), 1 - theta)) / (1 - zeta2 / zetan_);
+    half_pow_theta_ = 1 + std::pow(0.5, theta);
+  }
+  // Popularity rank in [0, n): 0 is the most popular.
+  uint64_t Rank(double u) const {
+    const double uz = u * zetan_;
+    if (uz < 1) return 0;
+    if (uz < half_pow_theta_) return 1;
+    const uint64_t r =
+        static_cast<uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1, alpha_));
+    return std::min(r, n_ - 1);
+  }
+  double theta() const { return theta_; }
+
+ private:
+  uint64_t n_;
+  double theta_, zetan_, alpha_, eta_ = 0, half_pow_theta_ = 0;
+};
+
+uint64_t Fnv1a64(uint64_t value) {
+  uint64_t hash = 0xCBF29CE484222325ull;
+  for (int i = 0; i < 8; ++i) {
+    hash ^= value & 0xff;
+    hash *= 1099511628211ull;
+    value >>= 8;
+  }
+  return hash;
+}
+
+uint64_t IdOfRank(uint64_t rank, uint64_t key_space) { return Fnv1a64(rank) % key_space; }
+
+std::string KeyOf(uint64_t id) {
+  std::string key(8, '\0');
+  std::memcpy(key.data(), &id, 8);
+  return key;
+}
+
+// ---------------------------------------------------------------------------
+
+struct Params {
+  std::string backend = "auto";
+  std::string layout = "fixed8";
+  std::vector<std::string> modes = {"kvcg", "gpu-only", "cpu-only"};
+  std::vector<double> thetas = {0.5, 0.9, 0.99};
+  uint64_t key_space = 1'000'000'000;
+  uint64_t prefill = 10'000'000;
+  double seconds = 5;
+  double warmup_seconds = 2;
+  unsigned threads = std::max(2u, std::thread::hardware_concurrency() / 2);
+  unsigned batch = 512;
+  unsigned pipeline = 4;
+  double read_ratio = 0.95;
+  std::string model = "prior";
+  double hot_fraction = 0.001;
+  double threshold = 0.001;
+  double sample_rate = 0.01;
+  uint32_t gpu_orchestrators = 4;
+  uint64_t gpu_memory_mb = 0;
+  bool quick = false;
+};
+
+struct Totals {
+  uint64_t ops = 0;
+  double seconds = 0;
+  kvcg::LatencyHistogram batch_latency;
+};
+
+// Closed loop: every thread keeps `pipeline` batches in flight for `seconds`.
+Totals RunLoad(kvcg::Store* store, const Params& p, const Zipfian& zipf, double seconds,
+               uint64_t seed) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  std::vector<Totals> per_thread(p.threads);
+  const auto start = Clock::now();
+  for (unsigned t = 0; t < p.threads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(seed * 7919 + t);
+      std::uniform_real_distribution<double> uniform(0.0, 1.0);
+      std::atomic<unsigned> outstanding{0};
+      std::mutex mu;
+      kvcg::LatencyHistogram latency;
+      uint64_t ops = 0;
+      std::string value(8, '\0');
+      while (!stop.load(std::memory_order_relaxed)) {
+        while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
+        kvcg::Batch batch;
+        batch.Reserve(p.batch, p.batch * 16);
+        for (unsigned i = 0; i < p.batch; ++i) {
+          const std::string key = KeyOf(IdOfRank(zipf.Rank(uniform(rng)), p.key_space));
+          if (uniform(rng) < p.read_ratio) {
+            batch.Get(key);
+          } else {
+            const uint64_t v = rng();
+            std::memcpy(value.data(), &v, 8);
+            batch.Put(key, value);
+          }
+        }
+        ops += p.batch;
+        outstanding.fetch_add(1, std::memory_order_acq_rel);
+        const auto submitted = Clock::now();
+        store->Submit(std::move(batch), [&, submitted](std::vector<kvcg::OpResult>&&) {
+          const uint64_t ns = static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - submitted)
+                  .count());
+          {
+            std::lock_guard lock(mu);
+            latency.Record(ns);
+          }
+          outstanding.fetch_sub(1, std::memory_order_acq_rel);
+        });
+      }
+      while (outstanding.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+      per_thread[t].ops = ops;
+      std::lock_guard lock(mu);
+      per_thread[t].batch_latency = latency;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& th : threads) th.join();
+  Totals total;
+  total.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (const Totals& t : per_thread) {
+    total.ops += t.ops;
+    total.batch_latency.Merge(t.batch_latency);
+  }
+  return total;
+}
+
+void Prefill(kvcg::Store* store, const Params& p) {
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> workers;
+  std::atomic<uint64_t> failed{0};
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      std::string value(8, '\0');
+      for (uint64_t begin = t * 4096; begin < p.prefill; begin += threads * 4096) {
+        kvcg::Batch batch;
+        const uint64_t end = std::min(p.prefill, begin + 4096);
+        for (uint64_t r = begin; r < end; ++r) {
+          std::memcpy(value.data(), &r, 8);
+          batch.Put(KeyOf(IdOfRank(r, p.key_space)), value);
+        }
+        for (const kvcg::OpResult& res : store->Execute(batch)) failed += !res.succeeded();
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  if (failed != 0) std::fprintf(stderr, "prefill: %llu puts failed\n", (unsigned long long)failed.load());
+}
+
+std::shared_ptr<const kvcg::Model> PriorModel(const Params& p) {
+  const uint64_t hot = static_cast<uint64_t>(p.hot_fraction * static_cast<double>(p.key_space));
+  std::vector<std::string> keys;
+  keys.reserve(hot);
+  for (uint64_t r = 0; r < hot; ++r) keys.push_back(KeyOf(IdOfRank(r, p.key_space)));
+  std::ostringstream desc;
+  desc << "prior(hottest " << p.hot_fraction * 100 << "% of key space)";
+  return kvcg::MakeKeySetModel(std::move(keys), desc.str());
+}
+
+// --- JSON helpers.
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+std::string Str(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct Component {
+  uint64_t ops = 0;
+  double mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
+  std::string Json() const {
+    return "{\"ops\": " + std::to_string(ops) + ", \"mean_us\": " + Num(mean_us) +
+           ", \"p50_us\": " + Num(p50_us) + ", \"p99_us\": " + Num(p99_us) +
+           ", \"max_us\": " + Num(max_us) + "}";
+  }
+};
+
+Component FromSummary(uint64_t ops, const kvcg::LatencySummary& s) {
+  return {ops, s.mean_us, s.p50_us, s.p99_us, s.max_us};
+}
+Component FromHistogram(const kvcg::LatencyHistogram& h, uint64_t ops) {
+  return {ops, h.mean() / 1e3, h.Percentile(0.5) / 1e3, h.Percentile(0.99) / 1e3, h.max() / 1e3};
+}
+
+struct Result {
+  std::string mode;
+  double theta = 0;
+  uint64_t ops = 0;
+  double seconds = 0;
+  double mops = 0;
+  Component hot, cold, batch;
+  uint64_t hot_misses = 0, hot_waited = 0, hot_cache_entries = 0;
+  std::string model;
+  std::string switch_json = "null";
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Params p;
+  CLI::App app{"kvcg-bench-engine: YCSB-B-like benchmark of the kvcg, gpu-only and cpu-only modes"};
+  app.add_option("--backend", p.backend, "canonical store backend: auto, gpu, cpu");
+  app.add_option("--layout", p.layout, "general or fixed8");
+  app.add_option("--modes", p.modes, "modes to run, in order")->delimiter(',');
+  app.add_option("--thetas", p.thetas, "zipfian skews")->delimiter(',');
+  app.add_option("--key-space", p.key_space, "distinct key ids requests are drawn from");
+  app.add_option("--prefill", p.prefill, "most popular ids loaded before measuring");
+  app.add_option("--seconds", p.seconds, "measured seconds per (mode, theta)");
+  app.add_option("--warmup", p.warmup_seconds, "warm-up seconds per (mode, theta)");
+  app.add_option("--threads", p.threads, "client (and hot-cache) threads");
+  app.add_option("--batch", p.batch, "operations per batch (the paper: 512)");
+  app.add_option("--pipeline", p.pipeline, "batches in flight per client thread");
+  app.add_option("--read-ratio", p.read_ratio, "fraction of GETs (rest are PUTs)");
+  app.add_option("--model", p.model, "kvcg model: prior or histogram");
+  app.add_option("--hot-fraction", p.hot_fraction, "prior model: hottest fraction of the key space");
+  app.add_option("--threshold", p.threshold, "histogram model: hot bin access share");
+  app.add_option("--sample-rate", p.sample_rate, "histogram model: sampled fraction");
+  app.add_option("--gpu-orchestrators", p.gpu_orchestrators, "GPU backend orchestrator threads");
+  app.add_option("--gpu-memory-mb", p.gpu_memory_mb, "GPU slab pool (0 = backend default)");
+  app.add_flag("--quick", p.quick, "tiny run (seconds on the CPU backend)");
+  CLI11_PARSE(app, argc, argv);
+  if (p.quick) {
+    if (app.count("--key-space") == 0) p.key_space = 1'000'000;
+    if (app.count("--prefill") == 0) p.prefill = 100'000;
+    if (app.count("--seconds") == 0) p.seconds = 0.5;
+    if (app.count("--warmup") == 0) p.warmup_seconds = 0.25;
+    if (app.count("--threads") == 0) p.threads = 2;
+    if (app.count("--batch") == 0) p.batch = 128;
+    if (app.count("--pipeline") == 0) p.pipeline = 2;
+    if (app.count("--hot-fraction") == 0) p.hot_fraction = 0.001;
+  }
+
+  kvcg::Config base;
+  if (!kvcg::ParseBackend(p.backend, &base.backend) || !kvcg::ParseLayout(p.layout, &base.layout)) {
+    std::fprintf(stderr, "bad --backend or --layout\n");
+    return 2;
+  }
+  base.expected_keys = p.prefill;
+  base.router.switch_period_ms = 0;  // the benchmark installs models itself
+  base.router.threshold = p.threshold;
+  base.router.sample_rate = p.model == "histogram" ? p.sample_rate : 0;
+  base.gpu_orchestrators = p.gpu_orchestrators;
+  base.gpu_memory_bytes = p.gpu_memory_mb << 20;
+  const uint64_t prior_keys =
+      static_cast<uint64_t>(p.hot_fraction * static_cast<double>(p.key_space));
+
+  std::shared_ptr<const kvcg::Model> prior;
+  std::vector<Result> results;
+  std::string device, backend_name;
+  for (const std::string& mode_name : p.modes) {
+    kvcg::Config config = base;
+    if (!kvcg::ParseMode(mode_name, &config.mode)) {
+      std::fprintf(stderr, "bad mode %s\n", mode_name.c_str());
+      return 2;
+    }
+    if (config.mode == kvcg::Mode::kKvcg) {
+      config.hot_cache_buckets = std::max<uint64_t>(prior_keys / 4, 1 << 12);
+    }
+    std::unique_ptr<kvcg::Store> store;
+    kvcg::Status s = kvcg::Store::Open(config, &store);
+    if (!s.ok()) {
+      std::fprintf(stderr, "open %s: %s\n", mode_name.c_str(), s.ToString().c_str());
+      return 1;
+    }
+    kvcg::Engine* engine = kvcg::AsEngine(store.get());
+    const kvcg::StoreInfo info = store->Info();
+    device = info.device;
+    backend_name = kvcg::BackendName(info.backend);
+    std::fprintf(stderr, "[%s] %s; prefilling %llu keys\n", mode_name.c_str(), info.detail.c_str(),
+                 (unsigned long long)p.prefill);
+    Prefill(engine ? engine->canonical() : store.get(), p);
+
+    for (double theta : p.thetas) {
+      const Zipfian zipf(p.key_space, theta);
+      Result r;
+      r.mode = mode_name;
+      r.theta = theta;
+      if (engine != nullptr && config.mode == kvcg::Mode::kKvcg) {
+        if (p.model == "histogram") {
+          RunLoad(store.get(), p, zipf, p.warmup_seconds, 1);  // trains the shadow model
+          kvcg::SwitchRecord rec;
+          engine->SwitchToShadowModel(&rec);
+        } else {
+          if (prior == nullptr) prior = PriorModel(p);
+          kvcg::SwitchRecord rec;
+          engine->InstallModel(prior, "bench", &rec);
+        }
+      }
+      RunLoad(store.get(), p, zipf, p.warmup_seconds, 2);  // warms the hot cache
+      if (engine != nullptr) engine->ResetStats();
+      const Totals t = RunLoad(store.get(), p, zipf, p.seconds, 3);
+      r.ops = t.ops;
+      r.seconds = t.seconds;
+      r.mops = static_cast<double>(t.ops) / t.seconds / 1e6;
+      r.batch = FromHistogram(t.batch_latency, t.batch_latency.count());
+      if (engine != nullptr) {
+        const kvcg::EngineStats st = engine->Stats();
+        r.hot = FromSummary(st.hot.ops, st.hot.latency);
+        r.cold = FromSummary(st.cold.ops, st.cold.latency);
+        r.hot_misses = st.hot.misses;
+        r.hot_waited = st.hot.waited;
+        r.hot_cache_entries = st.hot_cache_entries;
+        r.model = st.model;
+        if (!st.recent_switches.empty()) {
+          const kvcg::SwitchRecord& sw = st.recent_switches.back();
+          r.switch_json = "{\"version\": " + std::to_string(sw.version) +
+                          ", \"duration_us\": " + Num(sw.duration_us) +
+                          ", \"blocked_us\": " + Num(sw.blocked_us) +
+                          ", \"replayed\": " + std::to_string(sw.replayed) +
+                          ", \"evicted\": " + std::to_string(sw.evicted) + "}";
+        }
+      } else {
+        r.cold = r.batch;  // every op is cold and completes with its batch
+        r.cold.ops = t.ops;
+        r.model = "none (canonical store only)";
+      }
+      std::fprintf(stderr,
+                   "[%s θ=%.2f] %.3f Mops/s; hot %llu ops mean %.1f us p99 %.1f us; cold %llu ops "
+                   "mean %.1f us p99 %.1f us\n",
+                   mode_name.c_str(), theta, r.mops, (unsigned long long)r.hot.ops, r.hot.mean_us,
+                   r.hot.p99_us, (unsigned long long)r.cold.ops, r.cold.mean_us, r.cold.p99_us);
+      results.push_back(r);
+    }
+  }
+
+  // The issue's targets at θ = 0.5 (kvcg against gpu-only).
+  std::ostringstream targets;
+  const Result* kv = nullptr;
+  const Result* gpu = nullptr;
+  for (const Result& r : results) {
+    if (r.theta == 0.5 && r.mode == "kvcg") kv = &r;
+    if (r.theta == 0.5 && r.mode == "gpu-only") gpu = &r;
+  }
+  if (kv != nullptr && gpu != nullptr) {
+    const double tput_ratio = kv->mops / gpu->mops;
+    const double mean_ratio = kv->hot.mean_us > 0 ? gpu->cold.mean_us / kv->hot.mean_us : 0;
+    targets << "{\"theta\": 0.5, \"hot_p99_us\": " << Num(kv->hot.p99_us)
+            << ", \"hot_p99_target_us\": 20, \"hot_p99_met\": " << (kv->hot.p99_us <= 20 ? "true" : "false")
+            << ", \"cold_p99_us\": " << Num(kv->cold.p99_us)
+            << ", \"cold_p99_target_us\": 1000, \"cold_p99_met\": " << (kv->cold.p99_us <= 1000 ? "true" : "false")
+            << ", \"throughput_vs_gpu_only\": " << Num(tput_ratio)
+            << ", \"throughput_target\": 0.9, \"throughput_met\": " << (tput_ratio >= 0.9 ? "true" : "false")
+            << ", \"gpu_only_mean_over_hot_mean\": " << Num(mean_ratio)
+            << ", \"hot_mean_target_factor\": 10, \"hot_mean_met\": " << (mean_ratio >= 10 ? "true" : "false")
+            << "}";
+  } else {
+    targets << "null";
+  }
+
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::ostringstream out;
+  out << "{\n  \"benchmark\": \"kvcg-bench-engine (YCSB-B-like)\",\n"
+      << "  \"when\": " << Str(when) << ",\n"
+      << "  \"device\": " << Str(device) << ",\n"
+      << "  \"backend\": " << Str(backend_name) << ",\n"
+      << "  \"hardware_threads\": " << std::thread::hardware_concurrency() << ",\n"
+      << "  \"params\": {\"layout\": " << Str(p.layout) << ", \"key_space\": " << p.key_space
+      << ", \"prefill\": " << p.prefill << ", \"read_ratio\": " << Num(p.read_ratio)
+      << ", \"threads\": " << p.threads << ", \"batch\": " << p.batch
+      << ", \"pipeline\": " << p.pipeline << ", \"seconds\": " << Num(p.seconds)
+      << ", \"warmup_seconds\": " << Num(p.warmup_seconds) << ", \"model\": " << Str(p.model)
+      << ", \"hot_fraction\": " << Num(p.hot_fraction) << ", \"threshold\": " << Num(p.threshold)
+      << ", \"sample_rate\": " << Num(p.sample_rate) << ", \"quick\": " << (p.quick ? "true" : "false")
+      << "},\n  \"latency_definition\": \"per operation, Submit to result; hot = answered by a "
+         "hot-cache hit, cold = canonical store (misses included); batch = Submit to completion\",\n"
+      << "  \"results\": [\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    out << "    {\"mode\": " << Str(r.mode) << ", \"theta\": " << Num(r.theta)
+        << ", \"throughput_mops\": " << Num(r.mops) << ", \"ops\": " << r.ops
+        << ", \"seconds\": " << Num(r.seconds) << ",\n     \"hot\": " << r.hot.Json()
+        << ",\n     \"cold\": " << r.cold.Json() << ",\n     \"batch\": " << r.batch.Json()
+        << ",\n     \"hot_fraction_of_ops\": "
+        << Num(r.ops ? static_cast<double>(r.hot.ops) / static_cast<double>(r.ops) : 0)
+        << ", \"hot_misses\": " << r.hot_misses << ", \"hot_waited\": " << r.hot_waited
+        << ", \"hot_cache_entries\": " << r.hot_cache_entries << ", \"model\": " << Str(r.model)
+        << ", \"switch\": " << r.switch_json << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  out << "  ],\n  \"targets\": " << targets.str() << "\n}\n";
+  std::fputs(out.str().c_str(), stdout);
+  return 0;
+}
