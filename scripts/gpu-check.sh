@@ -37,6 +37,20 @@ note "device" "$(head -1 "$OUT/device.txt")"
 
 if [[ " $STAGES " == *" build "* ]]; then
   echo "== build ($BUILD_DIR)"
+  # CMake 4's gtest_discover_tests writes an unparsable tests file when
+  # PROPERTIES repeats the SKIP_REGULAR_EXPRESSION it adds itself (seen on the
+  # H100 machine: every ctest run failed to load). Drop the duplicate in this
+  # ephemeral copy only; the permanent fix belongs in tests/CMakeLists.txt.
+  if [ "$(cmake --version | head -1 | sed -E 's/[^0-9]*([0-9]+).*/\1/')" -ge 4 ]; then
+    python3 - <<'PYEOF'
+p = "tests/CMakeLists.txt"
+s = open(p).read()
+old = '\n               SKIP_REGULAR_EXPRESSION "\\\\[  SKIPPED \\\\]")'
+if old in s:
+    open(p, "w").write(s.replace(old, ")"))
+    print("gpu-check: removed the duplicate SKIP_REGULAR_EXPRESSION for CMake 4 (device copy only)")
+PYEOF
+  fi
   t0=$(date +%s)
   if cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_PREFIX_PATH="$ROOT/.deps/root/usr" -DKVCG_WITH_CUDA=ON >"$OUT/build.log" 2>&1 &&
@@ -82,10 +96,13 @@ if [[ " $STAGES " == *" bench "* ]]; then
     fi
   }
   run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
-  run_bench e2e_fixed8 e2e --layout fixed8 --keys-log2 26 --threads 12 --seconds 2
-  run_bench e2e_general e2e --layout general --keys-log2 24 --threads 12 --seconds 2
+  # End to end: 8 orchestrators packing 64K-op batches (the host side is the
+  # bottleneck, see docs/BENCHMARKS.md), 8 submitter threads.
+  run_bench e2e_fixed8 e2e --layout fixed8 --keys-log2 26 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
+  run_bench e2e_general e2e --layout general --keys-log2 24 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
   run_bench latency_fixed8 latency --layout fixed8 --keys-log2 22 --iterations 5000
   run_bench latency_general latency --layout general --keys-log2 22 --iterations 5000
+  run_bench latency_fixed8_1orch latency --layout fixed8 --keys-log2 22 --iterations 5000 --orchestrators 1
   python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
 import json, sys, os
 out = sys.argv[1]
@@ -99,7 +116,7 @@ if k:
     print(f"(a) kernel fixed8, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
           f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
     for m in k["mixes"]:
-        print(f"    {m['mix']:<12} {m['gops']:7.3f} G ops/s  (found {m['found_fraction']})")
+        print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']}: {m['gops']:7.3f} G ops/s  (found {m['found_fraction']})")
 for lay in ("fixed8", "general"):
     e = load("e2e_" + lay)
     if e:
@@ -107,10 +124,10 @@ for lay in ("fixed8", "general"):
               f"(H2D {e['pcie_h2d_gbs']} GB/s / {e['arb_in_bytes_per_op']} B/op)")
         for m in e["mixes"]:
             print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok']})")
-for lay in ("fixed8", "general"):
-    l = load("latency_" + lay)
+for name in ("fixed8", "general", "fixed8_1orch"):
+    l = load("latency_" + name)
     if l:
-        print(f"(c) latency {lay} 512-op 95/5: p50 {l['p50_us']} us, p99 {l['p99_us']} us, max {l['max_us']} us")
+        print(f"(c) latency {name} 512-op 95/5: p50 {l['p50_us']} us, p99 {l['p99_us']} us, max {l['max_us']} us")
 EOF
   # The device tool brings back at most 8 files: one tarball for the JSON.
   tar -C "$JSON" -cf "$OUT/results.tar" . && rm -rf "$JSON"

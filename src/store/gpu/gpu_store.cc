@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <bit>
+#include <chrono>
 #include <cstring>
 
 #include "store/backends.h"
@@ -212,6 +213,28 @@ void GpuStore::Submit(Batch batch, Completion done) {
     parts[o]->pending = parts[o]->ops.size();
     orchestrators_[o]->Enqueue(parts[o]);
   }
+}
+
+void GpuStore::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
+  struct Waiter {
+    std::atomic<bool> done{false};
+    std::mutex mu;
+    std::condition_variable cv;
+  } w;
+  Submit(batch, [&w, results](std::vector<OpResult>&& r) {
+    *results = std::move(r);
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.done.store(true, std::memory_order_release);
+    w.cv.notify_one();
+  });
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
+  while (!w.done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < spin_until) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  std::unique_lock<std::mutex> lock(w.mu);
+  w.cv.wait(lock, [&] { return w.done.load(std::memory_order_acquire); });
 }
 
 void GpuStore::ReadCounters(DeviceCounters* out) const {

@@ -377,8 +377,11 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
   *rec_out = rr;
 }
 
-template <bool kGeneral>
-__global__ void __launch_bounds__(kLSlabBlockThreads) LSlabKernel(TableView t, ArbView a) {
+// kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
+// in flight hide more of each op's dependent memory round trips, at the
+// price of some spilling (the benchmark measures which wins).
+template <bool kGeneral, int kMinBlocks>
+__global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
   const uint32_t lane = threadIdx.x & 31;
   while (true) {
     uint32_t base = 0;
@@ -424,9 +427,40 @@ __global__ void __launch_bounds__(kLSlabBlockThreads) LSlabKernel(TableView t, A
   }
 }
 
-int g_resident_blocks[2] = {0, 0};
+int g_min_blocks = 4;
+int g_resident_blocks[2][5] = {};
+
+template <bool kGeneral>
+cudaError_t Occupancy(int min_blocks, int* per_sm) {
+  switch (min_blocks) {
+    case 3:
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 3>,
+                                                           kLSlabBlockThreads, 0);
+    case 4:
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 4>,
+                                                           kLSlabBlockThreads, 0);
+    default:
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 1>,
+                                                           kLSlabBlockThreads, 0);
+  }
+}
+
+template <bool kGeneral>
+void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableView& t,
+            const ArbView& a) {
+  switch (min_blocks) {
+    case 3: LSlabKernel<kGeneral, 3><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    case 4: LSlabKernel<kGeneral, 4><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    default: LSlabKernel<kGeneral, 1><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+  }
+}
 
 }  // namespace
+
+void SetLSlabMinBlocks(int min_blocks) {
+  g_min_blocks = min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
+}
+int LSlabMinBlocks() { return g_min_blocks; }
 
 cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
   *blocks = 0;
@@ -434,22 +468,19 @@ cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   int per_sm = 0;
-  err = general ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, LSlabKernel<true>,
-                                                                 kLSlabBlockThreads, 0)
-                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, LSlabKernel<false>,
-                                                                 kLSlabBlockThreads, 0);
+  err = general ? Occupancy<true>(g_min_blocks, &per_sm) : Occupancy<false>(g_min_blocks, &per_sm);
   if (err != cudaSuccess) return err;
   int sms = 0;
   err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   *blocks = per_sm * sms;
-  g_resident_blocks[general ? 1 : 0] = *blocks;
+  g_resident_blocks[general ? 1 : 0][g_min_blocks] = *blocks;
   return cudaSuccess;
 }
 
 cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
                         uint32_t max_blocks, cudaStream_t stream) {
-  int resident = g_resident_blocks[general ? 1 : 0];
+  int resident = g_resident_blocks[general ? 1 : 0][g_min_blocks];
   if (resident == 0) {
     cudaError_t err = LSlabResidentBlocks(general, &resident);
     if (err != cudaSuccess) return err;
@@ -459,8 +490,8 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
   if (blocks > uint32_t(resident)) blocks = uint32_t(resident);
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
-  if (general) LSlabKernel<true><<<blocks, kLSlabBlockThreads, 0, stream>>>(table, arb);
-  else LSlabKernel<false><<<blocks, kLSlabBlockThreads, 0, stream>>>(table, arb);
+  if (general) Launch<true>(g_min_blocks, blocks, stream, table, arb);
+  else Launch<false>(g_min_blocks, blocks, stream, table, arb);
   return cudaGetLastError();
 }
 

@@ -22,6 +22,12 @@ constexpr int kLSlabBlockThreads = 512;  // 16 warps per block, as in the paper
 cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
                         uint32_t max_blocks, cudaStream_t stream);
 
+// Kernel variant: 1 = registers uncapped; 3 or 4 = registers capped so that
+// 3 or 4 blocks of 512 threads fit per SM (default 4). Not thread-safe: set
+// it before launching (benchmarks compare the variants).
+void SetLSlabMinBlocks(int min_blocks);
+int LSlabMinBlocks();
+
 // Blocks of kLSlabBlockThreads that fit on the whole device at once (0 and an
 // error when the kernel image cannot run on the current device).
 cudaError_t LSlabResidentBlocks(bool general, int* blocks);

@@ -13,6 +13,13 @@ namespace kvcg::store::gpu {
 namespace {
 
 constexpr int kDequeueBudget = 8;             // empty polls before a batch leaves
+constexpr int kIdleSpinUs = 200;              // spin before sleeping when idle
+
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
 constexpr uint64_t kMaxArenaBytes = 256 << 20;  // key/expected bytes per batch
 
 size_t Align8(size_t x) { return (x + 7) & ~size_t(7); }
@@ -70,8 +77,9 @@ void Orchestrator::Enqueue(Part* part) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(part);
+    queued_.fetch_add(1, std::memory_order_release);
   }
-  cv_.notify_one();
+  if (sleeping_.load(std::memory_order_acquire)) cv_.notify_one();
 }
 
 void Orchestrator::Stop() {
@@ -84,10 +92,12 @@ void Orchestrator::Stop() {
 }
 
 Part* Orchestrator::TryPop() {
+  if (queued_.load(std::memory_order_acquire) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   if (queue_.empty()) return nullptr;
   Part* p = queue_.front();
   queue_.pop_front();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
   return p;
 }
 
@@ -100,8 +110,16 @@ void Orchestrator::Run() {
       continue;
     }
     if (inflight_.empty() && cur_ == nullptr) {
+      // Idle: spin a while (low latency for the next small batch), then sleep.
+      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kIdleSpinUs);
+      while (queued_.load(std::memory_order_acquire) == 0 &&
+             std::chrono::steady_clock::now() < spin_until) {
+        CpuRelax();
+      }
       std::unique_lock<std::mutex> lock(mu_);
+      sleeping_.store(true, std::memory_order_seq_cst);
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      sleeping_.store(false, std::memory_order_relaxed);
       if (queue_.empty()) break;  // stopping, and everything is done
     }
     if (inflight_.size() == 2) CompleteFront();
@@ -415,7 +433,11 @@ void Orchestrator::FinishOp(const OpRef& r) {
 }
 
 void Orchestrator::Complete(Slot& s, std::vector<OpRef>* retries) {
-  cudaError_t err = s.launched_ok ? cudaEventSynchronize(s.event) : sticky_;
+  // Poll rather than block: a blocking wait adds a wake-up to every batch.
+  cudaError_t err = sticky_;
+  if (s.launched_ok) {
+    while ((err = cudaEventQuery(s.event)) == cudaErrorNotReady) CpuRelax();
+  }
   if (err != cudaSuccess) {
     sticky_ = err;
     FailAll(s, Code::kInternal);

@@ -20,6 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -102,6 +103,10 @@ class Orchestrator {
   std::condition_variable cv_;
   std::deque<Part*> queue_;
   bool stop_ = false;
+  // Lock-free view of the queue for the idle spin (a sleeping orchestrator
+  // costs a futex wake-up, tens of microseconds, on every small batch).
+  std::atomic<uint64_t> queued_{0};
+  std::atomic<bool> sleeping_{false};
   std::thread thread_;
 
   KeyRecordHeap records_;
