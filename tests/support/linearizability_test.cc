@@ -17,6 +17,14 @@
 namespace kvcg::lincheck {
 namespace {
 
+// The generated-history tests are single-threaded, so sanitizers find little
+// in them but slow them 10-30x; they shrink there to keep CI fast.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int kShrink = 10;
+#else
+constexpr int kShrink = 1;
+#endif
+
 using Value = std::optional<std::string>;
 const Value kNone = std::nullopt;
 
@@ -297,7 +305,7 @@ TEST(LinearizabilityTest, AgreesWithBruteForceOnSmallHistories) {
   std::mt19937_64 rng(42);
   const char* values[] = {"a", "b", "c"};
   int accepted = 0, rejected = 0;
-  for (int round = 0; round < 5000; ++round) {
+  for (int round = 0; round < 5000 / kShrink; ++round) {
     const int n = 1 + static_cast<int>(rng() % 6);
     std::vector<Event> h;
     for (int i = 0; i < n; ++i) {
@@ -320,8 +328,8 @@ TEST(LinearizabilityTest, AgreesWithBruteForceOnSmallHistories) {
     (expected ? accepted : rejected)++;
   }
   // The generator must produce both kinds, or the comparison proves little.
-  EXPECT_GT(accepted, 200);
-  EXPECT_GT(rejected, 200);
+  EXPECT_GT(accepted, 200 / kShrink);
+  EXPECT_GT(rejected, 200 / kShrink);
 }
 
 // ------------------------------------------------------ generated histories
@@ -390,7 +398,7 @@ std::vector<Event> GenerateLinearizable(uint32_t seed, int clients, int ops_per_
 TEST(LinearizabilityTest, LargeSequentialHistoryIsQuick) {
   // One client: no overlap at all. With the state-preserving shortcut and no
   // wrong turns, the search linearizes each op exactly once.
-  std::vector<Event> h = GenerateLinearizable(1, 1, 200'000, 16, 3);
+  std::vector<Event> h = GenerateLinearizable(1, 1, 200'000 / kShrink, 16, 3);
   const auto start = std::chrono::steady_clock::now();
   CheckResult r = Check(h);
   const double seconds =
@@ -404,7 +412,7 @@ TEST(LinearizabilityTest, LargeSequentialHistoryIsQuick) {
 
 TEST(LinearizabilityTest, LargeConcurrentHistoriesPass) {
   for (uint32_t seed = 1; seed <= 5; ++seed) {
-    std::vector<Event> h = GenerateLinearizable(seed, 16, 3'000, 4, 40);
+    std::vector<Event> h = GenerateLinearizable(seed, 16, 3'000 / kShrink, 4, 40);
     CheckResult r = Check(h);
     ASSERT_TRUE(r.linearizable()) << "seed " << seed << ": " << r.explanation;
     // Heavy overlap (16 clients on 4 keys) but the search stays near linear.
@@ -414,7 +422,7 @@ TEST(LinearizabilityTest, LargeConcurrentHistoriesPass) {
 
 TEST(LinearizabilityTest, CorruptedConcurrentHistoryFails) {
   for (uint32_t seed = 1; seed <= 5; ++seed) {
-    std::vector<Event> h = GenerateLinearizable(seed, 16, 1'000, 4, 40);
+    std::vector<Event> h = GenerateLinearizable(seed, 16, 1'000 / kShrink, 4, 40);
     // Make one successful GET return a value no one ever wrote.
     size_t victim = h.size();
     for (size_t i = h.size() / 2; i < h.size(); ++i) {
