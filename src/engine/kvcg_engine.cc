@@ -120,32 +120,63 @@ void KvcgEngine::Route(Batch batch, Completion done) {
   EngineFrame frame;
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
+  // Pass 1: classify. kCold/kHot per op, or an error code answered at once.
+  enum : uint8_t { kError, kCold, kHot };
+  std::vector<uint8_t> kind(n);  // not thread_local: Route re-enters through inline completions
+  std::vector<uint64_t> hashes(n);
+  uint32_t cold_count = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (store::CheckOperation(config_, batch, i) != Code::kOk) {
+      kind[i] = kError;
+      continue;
+    }
+    const uint64_t hash = config_.hash(batch.key(i));
+    hashes[i] = hash;
+    bool hot = cpu_only_;
+    if (!cpu_only_) {
+      router_.Sample(hash);
+      hot = router_.IsHot(batch.key(i), hash);
+    }
+    kind[i] = hot ? kHot : kCold;
+    cold_count += !hot;
+  }
+  if (cold_count == n && n != 0) {
+    // All cold (gpu-only-like traffic): hand the batch over as it is.
+    canonical_->Submit(std::move(batch), [this, start, done = std::move(done)](
+                                             std::vector<OpResult>&& results) {
+      EngineFrame frame;
+      cold_latency_.Record(NowNs() - start, results.size());
+      cold_ops_.fetch_add(results.size(), std::memory_order_relaxed);
+      done(std::move(results));
+      if (inflight_batches_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard lock(inflight_mu_);
+        inflight_cv_.notify_all();
+      }
+    });
+    return;
+  }
+
+  // Pass 2: hot ops run here; cold ops and misses form the canonical batch.
   auto* ctx = new BatchCtx{std::move(batch), std::move(done), std::vector<OpResult>(n),
                            {n + 1}, start};
   const Batch& b = ctx->batch;
   Batch cold;
   std::vector<ColdRef> refs;
-  uint32_t answered = 0, hits = 0, misses = 0, waited = 0, errors = 0;
+  refs.reserve(cold_count);
+  uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    const Code check = store::CheckOperation(config_, b, i);
-    if (check != Code::kOk) {
-      ctx->results[i].code = check;
-      ++errors;
-      continue;
-    }
-    const uint64_t hash = config_.hash(b.key(i));
-    bool hot = cpu_only_;
-    if (!cpu_only_) {
-      router_.Sample(hash);
-      hot = router_.IsHot(b.key(i), hash);
-    }
-    if (!hot) {
-      CopyOp(b, i, &cold);
-      refs.push_back({i, false, hash});
-      continue;
+    switch (kind[i]) {
+      case kError:
+        ctx->results[i].code = store::CheckOperation(config_, b, i);
+        ++errors;
+        continue;
+      case kCold:
+        CopyOp(b, i, &cold);
+        refs.push_back({i, false, hashes[i]});
+        continue;
     }
     const hotcache::OpRef op{&ctx->batch, i, &ctx->results[i], ctx};
-    switch (cache_.Execute(op, hash)) {
+    switch (cache_.Execute(op, hashes[i])) {
       case hotcache::Outcome::kDone:
         hot_latency_.Record(NowNs() - start);
         ++hits;
@@ -156,11 +187,10 @@ void KvcgEngine::Route(Batch batch, Completion done) {
       case hotcache::Outcome::kMiss:
         ++misses;
         CopyOp(b, i, &cold);
-        refs.push_back({i, true, hash});
+        refs.push_back({i, true, hashes[i]});
         break;
     }
   }
-  answered = hits + errors;
   if (hits) hot_hits_.fetch_add(hits, std::memory_order_relaxed);
   if (misses) hot_misses_.fetch_add(misses, std::memory_order_relaxed);
   if (waited) hot_waited_.fetch_add(waited, std::memory_order_relaxed);
@@ -171,7 +201,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
                          OnCold(ctx, refs, results);
                        });
   }
-  Finish(ctx, answered + 1);  // +1: the routing pass's own hold on ctx
+  Finish(ctx, hits + errors + 1);  // +1: the routing pass's own hold on ctx
 }
 
 void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
@@ -191,10 +221,7 @@ void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
     OnFill({&ctx->batch, ref.index, &ctx->results[ref.index], ctx}, ref.hash);
   }
   if (plain == 0) return;
-  cold_latency_.Record(latency);  // one sample per op would cost an atomic each;
-  if (plain > 1) {                // the batch's ops share one latency anyway
-    for (uint32_t k = 1; k < plain; ++k) cold_latency_.Record(latency);
-  }
+  cold_latency_.Record(latency, plain);  // the batch's cold ops share one latency
   cold_ops_.fetch_add(plain, std::memory_order_relaxed);
   Finish(ctx, plain);
 }

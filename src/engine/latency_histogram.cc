@@ -31,11 +31,11 @@ double LatencyHistogram::BucketMid(int bucket) {
   return low + width / 2;
 }
 
-void LatencyHistogram::Record(uint64_t ns) {
+void LatencyHistogram::Record(uint64_t ns, uint64_t count) {
   Shard& s = shards_[ThreadShard(kShards)];
-  s.buckets[BucketOf(ns)].fetch_add(1, std::memory_order_relaxed);
-  s.count.fetch_add(1, std::memory_order_relaxed);
-  s.sum_ns.fetch_add(ns, std::memory_order_relaxed);
+  s.buckets[BucketOf(ns)].fetch_add(count, std::memory_order_relaxed);
+  s.count.fetch_add(count, std::memory_order_relaxed);
+  s.sum_ns.fetch_add(ns * count, std::memory_order_relaxed);
   uint64_t max = s.max_ns.load(std::memory_order_relaxed);
   while (ns > max && !s.max_ns.compare_exchange_weak(max, ns, std::memory_order_relaxed)) {
   }

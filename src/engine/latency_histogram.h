@@ -20,7 +20,8 @@ namespace kvcg::engine {
 class LatencyHistogram {
  public:
   LatencyHistogram();
-  void Record(uint64_t ns);
+  // Records `count` operations that each took `ns`.
+  void Record(uint64_t ns, uint64_t count = 1);
   LatencySummary Summary() const;
   void Reset();
 
