@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,8 @@ inline std::vector<Row> Rows() {
 }
 
 inline std::string RowName(const Row& row) { return row.name; }
+// GoogleTest prints parameters with this (found by ADL) in test names/logs.
+inline void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
 
 // Empty when the row can run here, else why not.
 inline std::string Unavailable(const Row& row, const Config& config) {
