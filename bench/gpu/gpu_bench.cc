@@ -329,6 +329,7 @@ std::string GeneralKey(uint64_t i) {
 }
 
 int RunE2e(const Args& args) {
+  setenv("KVCG_GPU_PROFILE", "1", 0);  // orchestrators print where their time went
   const bool general = args.layout == "general";
   const uint64_t keys = 1ull << args.keys_log2;
   kvcg::Config c;

@@ -196,6 +196,9 @@ void GpuStore::Submit(Batch batch, Completion done) {
     if (parts[o] == nullptr) {
       parts[o] = new Part;
       parts[o]->request = req;
+      const size_t expect = n / orchs + n / (4 * orchs) + 8;
+      parts[o]->ops.reserve(expect);
+      parts[o]->hashes.reserve(expect);
     }
     parts[o]->ops.push_back(uint32_t(i));
     parts[o]->hashes.push_back(hash);

@@ -13,7 +13,7 @@
 //      key record's bytes against the batch's copy of the key);
 //   4. lane 0 performs the op and writes the result, then unlocks.
 // Table words are read with ld.global.cg (L2, never a stale L1 line) and
-// written with st.global.cg; lock acquire/release carry __threadfence().
+// written with st.global.cg; locks use acquire/release atomics.
 #include <cuda_runtime.h>
 
 #include "store/gpu/lslab_kernel.h"
@@ -38,28 +38,48 @@ __device__ __forceinline__ unsigned long long LdVolatile64(const unsigned long l
   return *reinterpret_cast<const volatile unsigned long long*>(p);
 }
 
+// Acquire/release atomics (PTX scope gpu) instead of relaxed atomics plus
+// __threadfence(): a full fence waits for every outstanding memory access of
+// the thread, which costs a round trip per lock operation.
+__device__ __forceinline__ uint32_t AtomAddAcquire(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ uint32_t AtomOrAcquire(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acquire.gpu.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ void RedAddRelease(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void RedAndRelease(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void RedOrRelease(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t LdAcquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 __device__ void ReadLock(uint32_t* lock) {
   while (true) {
-    const uint32_t v = atomicAdd(lock, 1u);
-    if ((v & kWriterBit) == 0) break;
+    const uint32_t v = AtomAddAcquire(lock, 1u);
+    if ((v & kWriterBit) == 0) return;
     atomicSub(lock, 1u);
     while (LdVolatile(lock) & kWriterBit) __nanosleep(64);
   }
-  __threadfence();
 }
-__device__ void ReadUnlock(uint32_t* lock) {
-  __threadfence();
-  atomicSub(lock, 1u);
-}
+__device__ void ReadUnlock(uint32_t* lock) { RedAddRelease(lock, 0xffffffffu); }
 __device__ void WriteLock(uint32_t* lock) {
-  while (atomicOr(lock, kWriterBit) & kWriterBit) __nanosleep(64);
-  while (LdVolatile(lock) != kWriterBit) __nanosleep(32);  // wait for readers to drain
-  __threadfence();
+  while (AtomOrAcquire(lock, kWriterBit) & kWriterBit) __nanosleep(64);
+  while (LdAcquire(lock) != kWriterBit) __nanosleep(32);  // wait for readers to drain
 }
-__device__ void WriteUnlock(uint32_t* lock) {
-  __threadfence();
-  atomicAnd(lock, ~kWriterBit);
-}
+__device__ void WriteUnlock(uint32_t* lock) { RedAndRelease(lock, ~kWriterBit); }
 
 // Counter reservations: exact against the configured limits (CAS loop),
 // a plain atomicAdd when there is no limit.
@@ -153,9 +173,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
     if (lane == 0) {
       const uint32_t* done = a.done + group;
       uint32_t d;
-      while (((d = LdVolatile(done)) & ~kPoisonBit) < need) __nanosleep(32);
+      while (((d = LdAcquire(done)) & ~kPoisonBit) < need) __nanosleep(32);
       poisoned = (d & kPoisonBit) != 0;
-      __threadfence();
     }
     poisoned = __shfl_sync(kFull, poisoned, 0);
   }
@@ -349,7 +368,6 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
             St(slab_w + 32 + slot, kGeneral ? op.rec : op.value);
             St(slab_w + kMetaWord, meta_w | (1ull << slot));
             if (free_lane < 0) {
-              __threadfence();
               St(last_slab + kMetaWord, (uint64_t(new_slab) << 32) | (last_meta & 0x7fffffffull));
             }
           }
@@ -358,7 +376,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
       }
     }
 
-    if (writer) __threadfence();
+    // Lanes other than 0 wrote a key record: make it visible before lane 0's
+    // release (fixed8 writes come from lane 0 only, ordered by the release).
+    if (kGeneral && writer) __threadfence();
     __syncwarp();
     if (lane == 0) {
       if (writer) WriteUnlock(lock);
@@ -367,10 +387,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
   }
 
   if (group != 0 && lane == 0) {
-    __threadfence();
     const uint8_t c = code & 0x7f;
-    if (c == kResRetryNoSlab || c == kResRetryPoisoned) atomicOr(a.done + group, kPoisonBit);
-    atomicAdd(a.done + group, 1u);
+    if (c == kResRetryNoSlab || c == kResRetryPoisoned) RedOrRelease(a.done + group, kPoisonBit);
+    RedAddRelease(a.done + group, 1u);
   }
   *code_out = code;
   *value_out = rv;
@@ -383,13 +402,14 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
 template <bool kGeneral, int kMinBlocks>
 __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
   const uint32_t lane = threadIdx.x & 31;
+  const uint32_t per_warp = a.ops_per_warp;
   while (true) {
     uint32_t base = 0;
-    if (lane == 0) base = atomicAdd(a.cursor, 32u);
+    if (lane == 0) base = atomicAdd(a.cursor, per_warp);
     base = __shfl_sync(kFull, base, 0);
     if (base >= a.n) return;
     const uint32_t i = base + lane;
-    const bool active = i < a.n;
+    const bool active = lane < per_warp && i < a.n;
     Op mine{};
     if (active) {
       mine.hash = a.hash[i];
@@ -485,13 +505,23 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
     cudaError_t err = LSlabResidentBlocks(general, &resident);
     if (err != cudaSuccess) return err;
   }
-  const uint32_t warps = (arb.n + 31) / 32;
+  // A warp leads its ops one after another, so a small batch is spread thin
+  // (down to one op per warp) to keep its latency near one op's; a large one
+  // gives every resident warp 32.
+  uint32_t warps_avail = uint32_t(resident) * (kLSlabBlockThreads / 32);
+  if (max_blocks != 0 && max_blocks < uint32_t(resident)) {
+    warps_avail = max_blocks * (kLSlabBlockThreads / 32);
+  }
+  ArbView a = arb;
+  uint32_t per = (arb.n + warps_avail - 1) / warps_avail;
+  a.ops_per_warp = per < 1 ? 1 : per > 32 ? 32 : per;
+  const uint32_t warps = (arb.n + a.ops_per_warp - 1) / a.ops_per_warp;
   uint32_t blocks = (warps + kLSlabBlockThreads / 32 - 1) / (kLSlabBlockThreads / 32);
   if (blocks > uint32_t(resident)) blocks = uint32_t(resident);
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
-  if (general) Launch<true>(g_min_blocks, blocks, stream, table, arb);
-  else Launch<false>(g_min_blocks, blocks, stream, table, arb);
+  if (general) Launch<true>(g_min_blocks, blocks, stream, table, a);
+  else Launch<false>(g_min_blocks, blocks, stream, table, a);
   return cudaGetLastError();
 }
 

@@ -5,12 +5,20 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "store/gpu/lslab_kernel.h"
 
 namespace kvcg::store::gpu {
 namespace {
+
+uint64_t NowNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
 
 constexpr int kDequeueBudget = 8;             // empty polls before a batch leaves
 constexpr int kIdleSpinUs = 200;              // spin before sleeping when idle
@@ -48,7 +56,8 @@ Orchestrator::Orchestrator(GpuStore* store, uint32_t id, DeviceBudget* budget)
       general_(store->general()),
       max_ops_(store->max_batch_ops()),
       timeout_us_(store->config().gpu_batch_timeout_us),
-      records_(budget) {}
+      records_(budget),
+      profile_(std::getenv("KVCG_GPU_PROFILE") != nullptr) {}
 
 Orchestrator::~Orchestrator() {
   Stop();
@@ -88,7 +97,19 @@ void Orchestrator::Stop() {
     stop_ = true;
   }
   cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+    if (profile_ && prof_.batches > 0) {
+      std::fprintf(stderr,
+                   "orchestrator %u: %llu batches, %llu ops (%.0f/batch); ms idle %.1f gather %.1f "
+                   "pack+launch %.1f wait %.1f complete %.1f; ns/op gather %.1f pack %.1f complete %.1f\n",
+                   id_, (unsigned long long)prof_.batches, (unsigned long long)prof_.ops,
+                   double(prof_.ops) / prof_.batches, prof_.idle / 1e6, prof_.gather / 1e6,
+                   prof_.pack / 1e6, prof_.wait / 1e6, prof_.complete / 1e6,
+                   double(prof_.gather) / prof_.ops, double(prof_.pack) / prof_.ops,
+                   double(prof_.complete) / prof_.ops);
+    }
+  }
 }
 
 Part* Orchestrator::TryPop() {
@@ -110,6 +131,7 @@ void Orchestrator::Run() {
       continue;
     }
     if (inflight_.empty() && cur_ == nullptr) {
+      const uint64_t t_idle = profile_ ? NowNs() : 0;
       // Idle: spin a while (low latency for the next small batch), then sleep.
       const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kIdleSpinUs);
       while (queued_.load(std::memory_order_acquire) == 0 &&
@@ -120,12 +142,22 @@ void Orchestrator::Run() {
       sleeping_.store(true, std::memory_order_seq_cst);
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       sleeping_.store(false, std::memory_order_relaxed);
+      if (profile_) prof_.idle += NowNs() - t_idle;
       if (queue_.empty()) break;  // stopping, and everything is done
     }
     if (inflight_.size() == 2) CompleteFront();
     Slot& s = inflight_.empty() || inflight_.front() != &slots_[0] ? slots_[0] : slots_[1];
-    if (Gather(s)) {
+    const uint64_t t_gather = profile_ ? NowNs() : 0;
+    const bool got = Gather(s);
+    if (profile_) prof_.gather += NowNs() - t_gather;
+    if (got) {
+      const uint64_t t_pack = profile_ ? NowNs() : 0;
+      if (profile_) {
+        ++prof_.batches;
+        prof_.ops += s.ops.size();
+      }
       Launch(s, false);
+      if (profile_) prof_.pack += NowNs() - t_pack;
       // A batch that could not reserve its slabs runs alone (orchestrator.h).
       if (!inflight_.empty() && inflight_.back() == &s && s.exclusive) CompleteFront();
     } else if (!inflight_.empty()) {
@@ -331,8 +363,9 @@ void Orchestrator::Launch(Slot& s, bool exclusive) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;
   }
+  s.pool_exhausted = false;
   if (s.exclusive) {
-    s.reserved = store_->pool().ReserveAvailable(storing);
+    s.reserved = store_->pool().ReserveAvailable(storing, &s.pool_exhausted);
   } else {
     s.reserved = storing;
   }
@@ -402,6 +435,9 @@ void Orchestrator::CompleteFront() {
       }
     }
     Launch(*s, /*exclusive=*/true);
+    // Nothing reservable but not exhausted: other batches hold the rest until
+    // they finish; give them a moment instead of spinning launches.
+    if (s->reserved == 0 && !s->pool_exhausted) std::this_thread::sleep_for(std::chrono::microseconds(50));
     if (!inflight_.empty() && inflight_.back() == s) {
       inflight_.pop_back();
       Complete(*s, &retries);
@@ -435,9 +471,19 @@ void Orchestrator::FinishOp(const OpRef& r) {
 void Orchestrator::Complete(Slot& s, std::vector<OpRef>* retries) {
   // Poll rather than block: a blocking wait adds a wake-up to every batch.
   cudaError_t err = sticky_;
+  const uint64_t t_wait = profile_ ? NowNs() : 0;
   if (s.launched_ok) {
     while ((err = cudaEventQuery(s.event)) == cudaErrorNotReady) CpuRelax();
   }
+  const uint64_t t_done = profile_ ? NowNs() : 0;
+  if (profile_) prof_.wait += t_done - t_wait;
+  struct AddComplete {
+    Orchestrator* o;
+    uint64_t t;
+    ~AddComplete() {
+      if (o->profile_) o->prof_.complete += NowNs() - t;
+    }
+  } add_complete{this, t_done};
   if (err != cudaSuccess) {
     sticky_ = err;
     FailAll(s, Code::kInternal);
@@ -467,8 +513,8 @@ void Orchestrator::Complete(Slot& s, std::vector<OpRef>* retries) {
       continue;
     }
     if (code == kResRetryNoSlab || code == kResRetryPoisoned) {
-      if (code == kResRetryNoSlab && s.exclusive && s.reserved == 0) {
-        // Nothing could be reserved: the device is really full.
+      if (code == kResRetryNoSlab && s.exclusive && s.pool_exhausted) {
+        // Not one slab left, none held by other batches: really full.
         out.code = Code::kCapacityExhausted;
         out.value.clear();
         values_.Free(r.blob);

@@ -71,6 +71,7 @@ class Orchestrator {
     uint64_t reserved = 0;
     int allowance = 0;
     bool exclusive = false;
+    bool pool_exhausted = false;  // exclusive, and the pool had no slab left at all
     bool launched_ok = false;
   };
 
@@ -116,6 +117,13 @@ class Orchestrator {
   std::vector<std::pair<uint64_t, uint32_t>> free_records_;  // deferred frees
   std::vector<uint64_t*> free_blobs_;
   cudaError_t sticky_ = cudaSuccess;  // a failed device: answer kInternal from now on
+
+  // Where the thread's time goes, per phase (ns), printed to stderr at Stop()
+  // when KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.
+  struct Profile {
+    uint64_t idle = 0, gather = 0, pack = 0, wait = 0, complete = 0, batches = 0, ops = 0;
+  } prof_;
+  const bool profile_;
 };
 
 }  // namespace kvcg::store::gpu

@@ -81,9 +81,10 @@ bool SlabPool::Reserve(uint64_t slabs) {
   return true;
 }
 
-uint64_t SlabPool::ReserveAvailable(uint64_t want) {
+uint64_t SlabPool::ReserveAvailable(uint64_t want, bool* exhausted) {
   std::lock_guard<std::mutex> lock(mu_);
   GrowLocked(used_ + reserved_ + want);
+  *exhausted = used_ >= capacity_;
   const uint64_t taken = used_ + reserved_;
   const uint64_t avail = capacity_ > taken ? capacity_ - taken : 0;
   const uint64_t got = avail < want ? avail : want;

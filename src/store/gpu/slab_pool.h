@@ -54,8 +54,10 @@ class SlabPool {
   // when the budget cannot cover them.
   bool Reserve(uint64_t slabs);
   // Grows toward `want` as far as the budget allows, then reserves whatever
-  // is free (possibly 0). Returns the amount reserved.
-  uint64_t ReserveAvailable(uint64_t want);
+  // is free (possibly 0). Returns the amount reserved. *exhausted is set when
+  // not a single slab is left even counting other batches' reservations
+  // (which are released as they finish): only then is the pool really full.
+  uint64_t ReserveAvailable(uint64_t want, bool* exhausted);
   // A batch finished: it had reserved `reserved` and took `taken` of them.
   void Release(uint64_t reserved, uint64_t taken);
   // Clear(): forget every slab; the caller guarantees nothing is running.
