@@ -2,8 +2,8 @@
 // of the three modes — kvcg, gpu-only (KVG), cpu-only (KVC) — in one run.
 //
 // Workload: 95% GET / 5% PUT (--read-ratio), 8-byte keys and values, key ids
-// drawn from YCSB's scrambled zipfian over --key-space ids (rank r -> id
-// FNV-1a(r) mod key-space, as YCSB does), θ in --thetas. Before measuring,
+// drawn from YCSB's scrambled zipfian (workload/generators.h: a zipfian rank
+// over 10^10 items, FNV-1a hashed, folded into --key-space ids), θ in --thetas. Before measuring,
 // the --prefill most popular ids are loaded into the canonical store (so GETs
 // on the popular keys find values; the long tail is absent, as in the
 // paper's 10 M of 1 G). Clients: --threads closed-loop threads, each keeping
@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "common/latency_histogram.h"
+#include "workload/generators.h"
 #include "kvcg/engine.h"
 #include "kvcg/store.h"
 
@@ -50,58 +51,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// ---------------------------------------------------------------------------
-// YCSB's zipfian generator (Gray et al.), scrambled by FNV-1a like YCSB's
-// ScrambledZipfianGenerator.
-
-double Zeta(uint64_t n, double theta) {
-  // Exact up to 10^6 terms, then the Euler–Maclaurin integral of the tail
-  // (relative error far below what matters for a workload generator).
-  const uint64_t exact = std::min<uint64_t>(n, 1'000'000);
-  double sum = 0;
-  for (uint64_t i = 1; i <= exact; ++i) sum += std::pow(static_cast<double>(i), -theta);
-  if (n > exact) {
-    const double a = static_cast<double>(exact) + 0.5, b = static_cast<double>(n) + 0.5;
-    sum += (std::pow(b, 1 - theta) - std::pow(a, 1 - theta)) / (1 - theta);
-  }
-  return sum;
+// Rank r (0 = most popular) of the scrambled zipfian is key id
+// FNV-1a(r) mod key-space, exactly as workload::ScrambledZipfianGenerator
+// folds its draws, so "the hottest ranks" names the hottest keys.
+uint64_t IdOfRank(uint64_t rank, uint64_t key_space) {
+  return kvcg::workload::FnvHash64(rank) % key_space;
 }
-
-class Zipfian {
- public:
-  Zipfian(uint64_t n, double theta)
-      : n_(n), theta_(theta), zetan_(Zeta(n, theta)), alpha_(1 / (1 - theta)) {
-    const double zeta2 = Zeta(2, theta);
-    eta_ = (1 - std::pow(2.0 / static_cast<double>(n), 1 - theta)) / (1 - zeta2 / zetan_);
-    half_pow_theta_ = 1 + std::pow(0.5, theta);
-  }
-  // Popularity rank in [0, n): 0 is the most popular.
-  uint64_t Rank(double u) const {
-    const double uz = u * zetan_;
-    if (uz < 1) return 0;
-    if (uz < half_pow_theta_) return 1;
-    const uint64_t r =
-        static_cast<uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1, alpha_));
-    return std::min(r, n_ - 1);
-  }
-  double theta() const { return theta_; }
-
- private:
-  uint64_t n_;
-  double theta_, zetan_, alpha_, eta_ = 0, half_pow_theta_ = 0;
-};
-
-uint64_t Fnv1a64(uint64_t value) {
-  uint64_t hash = 0xCBF29CE484222325ull;
-  for (int i = 0; i < 8; ++i) {
-    hash ^= value & 0xff;
-    hash *= 1099511628211ull;
-    value >>= 8;
-  }
-  return hash;
-}
-
-uint64_t IdOfRank(uint64_t rank, uint64_t key_space) { return Fnv1a64(rank) % key_space; }
 
 std::string KeyOf(uint64_t id) {
   std::string key(8, '\0');
@@ -140,7 +95,8 @@ struct Totals {
 };
 
 // Closed loop: every thread keeps `pipeline` batches in flight for `seconds`.
-Totals RunLoad(kvcg::Store* store, const Params& p, const Zipfian& zipf, double seconds,
+Totals RunLoad(kvcg::Store* store, const Params& p,
+               const kvcg::workload::ScrambledZipfianGenerator& zipf, double seconds,
                uint64_t seed) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
@@ -148,8 +104,8 @@ Totals RunLoad(kvcg::Store* store, const Params& p, const Zipfian& zipf, double 
   const auto start = Clock::now();
   for (unsigned t = 0; t < p.threads; ++t) {
     threads.emplace_back([&, t] {
-      std::mt19937_64 rng(seed * 7919 + t);
-      std::uniform_real_distribution<double> uniform(0.0, 1.0);
+      kvcg::workload::Random rng(seed * 7919 + t);
+      kvcg::workload::ScrambledZipfianGenerator keys = zipf;  // one per thread
       std::atomic<unsigned> outstanding{0};
       std::mutex mu;
       kvcg::LatencyHistogram latency;
@@ -160,11 +116,11 @@ Totals RunLoad(kvcg::Store* store, const Params& p, const Zipfian& zipf, double 
         kvcg::Batch batch;
         batch.Reserve(p.batch, p.batch * 16);
         for (unsigned i = 0; i < p.batch; ++i) {
-          const std::string key = KeyOf(IdOfRank(zipf.Rank(uniform(rng)), p.key_space));
-          if (uniform(rng) < p.read_ratio) {
+          const std::string key = KeyOf(keys.Next(rng));
+          if (rng.NextDouble() < p.read_ratio) {
             batch.Get(key);
           } else {
-            const uint64_t v = rng();
+            const uint64_t v = rng.Next();
             std::memcpy(value.data(), &v, 8);
             batch.Put(key, value);
           }
@@ -356,7 +312,7 @@ int main(int argc, char** argv) {
     Prefill(engine ? engine->canonical() : store.get(), p);
 
     for (double theta : p.thetas) {
-      const Zipfian zipf(p.key_space, theta);
+      const kvcg::workload::ScrambledZipfianGenerator zipf(p.key_space, theta);
       Result r;
       r.mode = mode_name;
       r.theta = theta;

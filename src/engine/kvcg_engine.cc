@@ -48,8 +48,9 @@ hotcache::HotCache::Options CacheOptions(const Config& config) {
   if (config.hot_cache_buckets != 0) {
     o.buckets = config.hot_cache_buckets;
   } else if (config.mode == Mode::kCpuOnly) {
-    // Every key may end up here: about four keys per 8-entry node's bucket.
-    o.buckets = std::max<uint64_t>(config.expected_keys / 4, 1 << 10);
+    // Every key may end up here: about two keys per bucket at expected_keys,
+    // so a probe reads one node.
+    o.buckets = std::max<uint64_t>(config.expected_keys / 2, 1 << 10);
   } else {
     o.buckets = 1 << 16;
   }

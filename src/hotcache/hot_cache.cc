@@ -36,29 +36,27 @@ HotCache::~HotCache() {
 
 HotCache::Entry* HotCache::Find(Bucket& bucket, uint64_t hash, std::string_view key) {
   for (Node* n = bucket.head; n != nullptr; n = n->next) {
-    for (Entry& e : n->entries) {
-      if (e.state != State::kFree && e.hash == hash && e.key == key) return &e;
+    for (int i = 0; i < kNodeEntries; ++i) {
+      if ((n->used >> i & 1) && n->hashes[i] == hash && n->entries[i].key == key) {
+        return &n->entries[i];
+      }
     }
   }
   return nullptr;
 }
 
 HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_view key) {
-  Entry* slot = nullptr;
-  for (Node* n = bucket.head; n != nullptr && slot == nullptr; n = n->next) {
-    for (Entry& e : n->entries) {
-      if (e.state == State::kFree) {
-        slot = &e;
-        break;
-      }
-    }
-  }
-  if (slot == nullptr) {
-    Node* node = new Node;
+  Node* node = bucket.head;
+  while (node != nullptr && node->used == 0xff) node = node->next;
+  if (node == nullptr) {
+    node = new Node;
     node->next = bucket.head;
     bucket.head = node;
-    slot = &node->entries[0];
   }
+  const int i = std::countr_one(node->used);
+  node->used |= static_cast<uint8_t>(1u << i);
+  node->hashes[i] = hash;
+  Entry* slot = &node->entries[i];
   slot->hash = hash;
   slot->key.assign(key);
   slot->state = State::kUnknown;
@@ -70,6 +68,7 @@ HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_vie
 
 void HotCache::Remove(Bucket& bucket, Entry* entry) {
   entry->state = State::kFree;
+  // (the node's `used` bit is cleared below, once the node is found)
   entry->dirty = false;
   entry->pending.reset();
   std::string().swap(entry->key);  // release the memory, not just the length
@@ -79,10 +78,8 @@ void HotCache::Remove(Bucket& bucket, Entry* entry) {
   Node** link = &bucket.head;
   for (Node* n = bucket.head; n != nullptr; link = &n->next, n = n->next) {
     if (entry < n->entries || entry >= n->entries + kNodeEntries) continue;
-    if (n == bucket.head && n->next == nullptr) return;
-    for (const Entry& e : n->entries) {
-      if (e.state != State::kFree) return;
-    }
+    n->used &= static_cast<uint8_t>(~(1u << (entry - n->entries)));
+    if (n->used != 0 || (n == bucket.head && n->next == nullptr)) return;
     *link = n->next;
     delete n;
     return;
@@ -218,18 +215,18 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, Completion* out) {
   Pending& p = *e->pending;
   Fill(*e, op);
   out->done.push_back(op);
-  while (!p.waiters.empty()) {
-    const OpRef w = p.waiters.front();
+  while (p.head < p.waiters.size()) {
+    const OpRef w = p.waiters[p.head];
     const bool known = e->state == State::kValue || e->state == State::kTombstone;
     if (!known || (write_through_ && Changes(*e, w))) {
       // It must run on the canonical store; the entry stays pending on it.
-      p.waiters.pop_front();
+      ++p.head;
       p.inflight = w;
       out->has_next = true;
       out->next = w;
       return;
     }
-    p.waiters.pop_front();
+    ++p.head;
     const bool before = Present(*e);
     if (Apply(*e, w)) {
       MarkDirty(*e);
@@ -294,11 +291,7 @@ size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& ke
       for (Entry& e : n->entries) {
         if (e.state == State::kFree || e.pending != nullptr || e.dirty) continue;
         if (keep(e.key, e.hash)) continue;
-        const bool last_in_node = [&] {
-          int used = 0;
-          for (const Entry& x : n->entries) used += x.state != State::kFree;
-          return used == 1;
-        }();
+        const bool last_in_node = std::popcount(n->used) == 1;
         Remove(bucket, &e);
         ++evicted;
         if (last_in_node) break;  // the node may be gone

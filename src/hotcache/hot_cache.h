@@ -37,7 +37,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -118,7 +117,8 @@ class HotCache {
   enum class State : uint8_t { kFree, kUnknown, kValue, kTombstone };
   struct Pending {
     OpRef inflight;
-    std::deque<OpRef> waiters;
+    std::vector<OpRef> waiters;  // FIFO from `head`; a deque would allocate on construction
+    size_t head = 0;
   };
   struct Entry {
     uint64_t hash = 0;
@@ -129,12 +129,18 @@ class HotCache {
     std::string value;
     std::unique_ptr<Pending> pending;
   };
+  // A node's hashes and occupancy sit together in its first cache line, so
+  // a probe reads one line per node and touches an entry only on a match.
   static constexpr int kNodeEntries = 8;
   struct Node {
-    Entry entries[kNodeEntries];
+    uint64_t hashes[kNodeEntries] = {};
+    uint8_t used = 0;  // bit i: entries[i] is not free
     Node* next = nullptr;
+    Entry entries[kNodeEntries];
   };
-  struct alignas(64) Bucket {
+  // 16 bytes, not a cache line each: buckets are many and a collision on a
+  // shared line is rare with hashed placement; memory is not.
+  struct Bucket {
     store::cpu::RwSpinLock lock;
     Node* head = nullptr;
   };
