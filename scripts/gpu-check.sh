@@ -116,7 +116,7 @@ if k:
     print(f"(a) kernel fixed8, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
           f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
     for m in k["mixes"]:
-        print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']}: {m['gops']:7.3f} G ops/s  (found {m['found_fraction']})")
+        print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s  (found {m['found_fraction']})")
 for lay in ("fixed8", "general"):
     e = load("e2e_" + lay)
     if e:

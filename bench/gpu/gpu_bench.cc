@@ -254,8 +254,10 @@ int RunKernel(const Args& args) {
       ResetHeader(arbs[b], groups[b], 0, s);  // existing keys only: no slab needed
       CK(g::LaunchLSlab(false, table, arbs[b].View(batch), 0, s));
     };
-   for (int variant : {1, 3, 4}) {
-    g::SetLSlabMinBlocks(variant);
+   const int kVariants[][2] = {{1, 32}, {4, 32}, {4, 16}, {4, 8}, {1, 8}};
+   for (const auto& v : kVariants) {
+    const int variant = v[0], tile = v[1];
+    g::SetLSlabVariant(variant, tile);
     for (int b = 0; b < kBatches; ++b) launch(b);
     CK(cudaStreamSynchronize(s));
     CK(cudaEventRecord(e0, s));
@@ -274,14 +276,14 @@ int RunKernel(const Args& args) {
                          batch;
     uint32_t maxg = 0;
     for (uint32_t x : groups) maxg = std::max(maxg, x);
-    std::fprintf(stderr, "kernel %-12s min_blocks %d: %.3f G ops/s (found %.4f, groups %u)\n",
-                 mix.name, variant, gops, found, maxg);
-    std::printf("%s    {\"mix\": \"%s\", \"min_blocks_per_sm\": %d, \"gops\": %.3f, \"ms_per_batch\": %.4f, "
-                "\"found_fraction\": %.4f, \"dup_groups_per_batch\": %u}",
-                first_mix ? "" : ",\n", mix.name, variant, gops, ms / kReps, found, maxg);
+    std::fprintf(stderr, "kernel %-12s min_blocks %d tile %2d: %.3f G ops/s (found %.4f, groups %u)\n",
+                 mix.name, variant, tile, gops, found, maxg);
+    std::printf("%s    {\"mix\": \"%s\", \"min_blocks_per_sm\": %d, \"tile\": %d, \"gops\": %.3f, "
+                "\"ms_per_batch\": %.4f, \"found_fraction\": %.4f, \"dup_groups_per_batch\": %u}",
+                first_mix ? "" : ",\n", mix.name, variant, tile, gops, ms / kReps, found, maxg);
     first_mix = false;
    }
-    g::SetLSlabMinBlocks(4);
+    g::SetLSlabVariant(4, 32);  // back to the store's default
     for (auto& a : arbs) {
       cudaFree(a.hash); cudaFree(a.key); cudaFree(a.ctl); cudaFree(a.value);
       cudaFree(a.code); cudaFree(a.rvalue); cudaFree(a.done);

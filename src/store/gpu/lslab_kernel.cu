@@ -132,34 +132,65 @@ struct Op {
   uint32_t vlen;
 };
 
-// General layout: does key record `rec` hold exactly the op's key? Warp-wide.
-__device__ bool KeyEquals(const uint64_t* rec, const Op& op, const ArbView& a, uint32_t lane) {
+// A tile of kTile lanes (32: the whole warp, the paper's scheme; 8 or 16:
+// 4 or 2 independent ops per warp in flight, each probed by fewer lanes
+// reading 32 / kTile words each). Shuffles and ballots stay inside the tile.
+template <int kTile>
+struct Tile {
+  static constexpr int kWords = 32 / kTile;  // slab words per lane and half-slab
+  uint32_t lane;  // 0..kTile-1
+  uint32_t base;  // first warp lane of the tile
+  unsigned mask;
+  __device__ explicit Tile(uint32_t warp_lane)
+      : lane(warp_lane % kTile),
+        base(warp_lane - warp_lane % kTile),
+        mask(kTile == 32 ? kFull : ((1u << kTile) - 1) << (warp_lane - warp_lane % kTile)) {}
+  template <typename T>
+  __device__ T Shfl(T v, int src) const {
+    return __shfl_sync(mask, v, src, kTile);
+  }
+  // Bit i set for tile lane i.
+  __device__ uint32_t Ballot(bool p) const {
+    const uint32_t b = __ballot_sync(mask, p);
+    return kTile == 32 ? b : (b >> base) & ((1u << kTile) - 1);
+  }
+  __device__ bool All(bool p) const { return __all_sync(mask, p); }
+  __device__ void Sync() const { __syncwarp(mask); }
+};
+
+// General layout: does key record `rec` hold exactly the op's key? Tile-wide.
+template <int kTile>
+__device__ bool KeyEquals(const uint64_t* rec, const Op& op, const ArbView& a, const Tile<kTile>& tile) {
   const uint32_t klen = uint32_t(op.key >> 32);
   if (uint32_t(Ld(rec + 1)) != klen) return false;
   const uint32_t words = (klen + 7) / 8;
   const uint64_t* mine = a.arena + uint32_t(op.key) / 8;
   bool eq = true;
-  for (uint32_t w = lane; w < words; w += 32) eq &= Ld(rec + 2 + w) == mine[w];
-  return __all_sync(kFull, eq);
+  for (uint32_t w = tile.lane; w < words; w += kTile) eq &= Ld(rec + 2 + w) == mine[w];
+  return tile.All(eq);
 }
 
 // General layout: does ValueBlob `blob` (pinned host memory) hold exactly the
-// expected bytes? Warp-wide; the caller checked the lengths.
+// expected bytes? Tile-wide; the caller checked the lengths.
+template <int kTile>
 __device__ bool BlobEquals(const uint64_t* blob, uint32_t len, const uint64_t* want,
-                           uint32_t lane) {
+                           const Tile<kTile>& tile) {
   const uint32_t words = (len + 7) / 8;
   bool eq = true;
-  for (uint32_t w = lane; w < words; w += 32) {
+  for (uint32_t w = tile.lane; w < words; w += kTile) {
     uint64_t x = *reinterpret_cast<const volatile uint64_t*>(blob + 1 + w) ^ want[w];
     if (w == words - 1 && (len & 7) != 0) x &= (1ull << (8 * (len & 7))) - 1;
     eq &= x == 0;
   }
-  return __all_sync(kFull, eq);
+  return tile.All(eq);
 }
 
-template <bool kGeneral>
-__device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, uint32_t lane,
-                          uint8_t* code_out, uint64_t* value_out, uint64_t* rec_out) {
+template <bool kGeneral, int kTile>
+__device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
+                          const Tile<kTile>& tile, uint8_t* code_out, uint64_t* value_out,
+                          uint64_t* rec_out) {
+  constexpr int kW = Tile<kTile>::kWords;
+  const bool leader = tile.lane == 0;
   const uint32_t type = uint32_t(op.ctl & 3);
   const bool expect_absent = (op.ctl >> 2) & 1;
   const uint32_t group = uint32_t(op.ctl >> 3) & kMaxGroups;
@@ -170,13 +201,13 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
 
   int poisoned = 0;
   if (group != 0) {
-    if (lane == 0) {
+    if (leader) {
       const uint32_t* done = a.done + group;
       uint32_t d;
       while (((d = LdAcquire(done)) & ~kPoisonBit) < need) __nanosleep(32);
       poisoned = (d & kPoisonBit) != 0;
     }
-    poisoned = __shfl_sync(kFull, poisoned, 0);
+    poisoned = tile.Shfl(poisoned, 0);
   }
 
   if (poisoned) {
@@ -185,29 +216,40 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
     uint64_t* head = t.buckets + uint64_t(BucketOf(op.hash, t.bucket_bits)) * kSlabWords;
     uint32_t* lock = reinterpret_cast<uint32_t*>(head + kLockWord);
     const bool writer = type != kOpGet;
-    if (lane == 0) {
+    if (leader) {
       if (writer) WriteLock(lock);
       else ReadLock(lock);
     }
-    __syncwarp();
+    tile.Sync();
 
-    // Probe the chain.
+    // Probe the chain. Lane l holds slots l, l + kTile, ... (word 31 = meta).
     uint64_t* slab = head;
     int found = -1;
     uint64_t* found_slab = nullptr;
     uint64_t found_meta = 0, found_vw = 0;
-    int free_lane = -1;
+    int free_slot = -1;
     uint64_t* free_slab = nullptr;
     uint64_t free_meta = 0;
     uint64_t* last_slab = nullptr;
     uint64_t last_meta = 0;
     const uint64_t probe = kGeneral ? op.hash : op.key;
     while (true) {
-      const uint64_t kw = Ld(slab + lane);
-      const uint64_t vw = Ld(slab + 32 + lane);
-      const uint64_t meta = __shfl_sync(kFull, kw, kMetaWord);
-      const bool occupied = lane < kSlotsPerSlab && ((meta >> lane) & 1);
-      uint32_t cand = __ballot_sync(kFull, occupied && kw == probe);
+      uint64_t kw[kW], vw[kW];
+#pragma unroll
+      for (int j = 0; j < kW; ++j) {
+        kw[j] = Ld(slab + tile.lane + j * kTile);
+        vw[j] = Ld(slab + 32 + tile.lane + j * kTile);
+      }
+      const uint64_t meta = tile.Shfl(kw[kW - 1], kTile - 1);
+      uint32_t cand = 0, empty = 0;
+#pragma unroll
+      for (int j = 0; j < kW; ++j) {
+        const uint32_t slot = tile.lane + j * kTile;
+        const bool valid = slot < kSlotsPerSlab;
+        const bool occupied = valid && ((meta >> slot) & 1);
+        cand |= tile.Ballot(occupied && kw[j] == probe) << (j * kTile);
+        empty |= tile.Ballot(valid && !occupied) << (j * kTile);
+      }
       while (cand != 0) {
         const int c = __ffs(cand) - 1;
         cand &= cand - 1;
@@ -215,8 +257,11 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
           found = c;
           break;
         }
-        const uint64_t rec = __shfl_sync(kFull, vw, c);
-        if (KeyEquals(reinterpret_cast<const uint64_t*>(rec), op, a, lane)) {
+        uint64_t mine = vw[0];
+#pragma unroll
+        for (int j = 1; j < kW; ++j) if (c / kTile == j) mine = vw[j];
+        const uint64_t rec = tile.Shfl(mine, c % kTile);
+        if (KeyEquals<kTile>(reinterpret_cast<const uint64_t*>(rec), op, a, tile)) {
           found = c;
           break;
         }
@@ -224,16 +269,16 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
       if (found >= 0) {
         found_slab = slab;
         found_meta = meta;
-        found_vw = __shfl_sync(kFull, vw, found);
+        uint64_t mine = vw[0];
+#pragma unroll
+        for (int j = 1; j < kW; ++j) if (found / kTile == j) mine = vw[j];
+        found_vw = tile.Shfl(mine, found % kTile);
         break;
       }
-      if (free_lane < 0) {
-        const uint32_t fr = __ballot_sync(kFull, lane < kSlotsPerSlab && !occupied);
-        if (fr != 0) {
-          free_lane = __ffs(fr) - 1;
-          free_slab = slab;
-          free_meta = meta;
-        }
+      if (free_slot < 0 && empty != 0) {
+        free_slot = __ffs(empty) - 1;
+        free_slab = slab;
+        free_meta = meta;
       }
       const uint32_t next = uint32_t(meta >> 32);
       if (next == 0) {
@@ -260,7 +305,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
 
     if (type == kOpDelete) {
       if (found >= 0) {
-        if (lane == 0) {
+        if (leader) {
           St(found_slab + kMetaWord, found_meta & ~(1ull << found));
           const uint64_t charge =
               kGeneral ? uint64_t(uint32_t(rec_hdr)) + (rec_hdr >> 32) + t.entry_overhead
@@ -282,8 +327,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
         } else {
           const uint32_t elen = uint32_t(op.expected >> 32);
           store = elen == uint32_t(rec_hdr >> 32) &&
-                  BlobEquals(reinterpret_cast<const uint64_t*>(rv), elen,
-                             a.arena + uint32_t(op.expected) / 8, lane);
+                  BlobEquals<kTile>(reinterpret_cast<const uint64_t*>(rv), elen,
+                                    a.arena + uint32_t(op.expected) / 8, tile);
         }
       }
       if (store && found >= 0) {
@@ -291,7 +336,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
         if (kGeneral) {
           const uint64_t old_len = rec_hdr >> 32;
           int ok = 1;
-          if (lane == 0) {
+          if (leader) {
             if (op.vlen > old_len) {
               ok = ReserveCounter(&ctr->mem_bytes, ctr->max_mem, op.vlen - old_len);
             } else if (op.vlen < old_len) {
@@ -302,7 +347,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
               St(rec + 1, uint64_t(uint32_t(rec_hdr)) | (uint64_t(op.vlen) << 32));
             }
           }
-          ok = __shfl_sync(kFull, ok, 0);
+          ok = tile.Shfl(ok, 0);
           if (ok) {
             code |= kResStored;
           } else {
@@ -310,7 +355,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
             rv = 0;
           }
         } else {
-          if (lane == 0) St(found_slab + 32 + found, op.value);
+          if (leader) St(found_slab + 32 + found, op.value);
           code |= kResStored;
         }
       } else if (store) {
@@ -320,7 +365,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
             kGeneral ? uint64_t(klen) + op.vlen + t.entry_overhead : 16 + t.entry_overhead;
         int ok = 0;
         uint32_t new_slab = 0;
-        if (lane == 0) {
+        if (leader) {
           if (kGeneral && op.rec == 0) {
             ok = 0;  // no device memory left for the key record
           } else if (ReserveCounter(&ctr->keys, ctr->max_keys, 1)) {
@@ -330,7 +375,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
               ReleaseCounter(&ctr->keys, 1);
             }
           }
-          if (ok && free_lane < 0) {
+          if (ok && free_slot < 0) {
             new_slab = AllocSlab(t, a);
             if (new_slab == 0) {
               ReleaseCounter(&ctr->keys, 1);
@@ -339,17 +384,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
             }
           }
         }
-        ok = __shfl_sync(kFull, ok, 0);
+        ok = tile.Shfl(ok, 0);
         if (ok == 0) {
           code = kResCapacity;
         } else if (ok == 2) {
           code = kResRetryNoSlab;
         } else {
-          new_slab = __shfl_sync(kFull, new_slab, 0);
+          new_slab = tile.Shfl(new_slab, 0);
           uint64_t* slab_w = free_slab;
-          int slot = free_lane;
+          int slot = free_slot;
           uint64_t meta_w = free_meta;
-          if (free_lane < 0) {
+          if (free_slot < 0) {
             slab_w = PoolSlab(t, new_slab);
             slot = 0;
             meta_w = 0;
@@ -357,17 +402,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
           if (kGeneral) {
             uint64_t* r = reinterpret_cast<uint64_t*>(op.rec);
             const uint64_t* src = a.arena + uint32_t(op.key) / 8;
-            for (uint32_t w = lane; w < (klen + 7) / 8; w += 32) St(r + 2 + w, src[w]);
-            if (lane == 0) {
+            for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) St(r + 2 + w, src[w]);
+            if (leader) {
               St(r, op.value);
               St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
             }
           }
-          if (lane == 0) {
+          if (leader) {
             St(slab_w + slot, probe);
             St(slab_w + 32 + slot, kGeneral ? op.rec : op.value);
             St(slab_w + kMetaWord, meta_w | (1ull << slot));
-            if (free_lane < 0) {
+            if (free_slot < 0) {
               St(last_slab + kMetaWord, (uint64_t(new_slab) << 32) | (last_meta & 0x7fffffffull));
             }
           }
@@ -376,17 +421,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
       }
     }
 
-    // Lanes other than 0 wrote a key record: make it visible before lane 0's
-    // release (fixed8 writes come from lane 0 only, ordered by the release).
+    // Lanes other than the leader wrote a key record: make it visible before
+    // the leader's release (fixed8 writes come from the leader only).
     if (kGeneral && writer) __threadfence();
-    __syncwarp();
-    if (lane == 0) {
+    tile.Sync();
+    if (leader) {
       if (writer) WriteUnlock(lock);
       else ReadUnlock(lock);
     }
   }
 
-  if (group != 0 && lane == 0) {
+  if (group != 0 && leader) {
     const uint8_t c = code & 0x7f;
     if (c == kResRetryNoSlab || c == kResRetryPoisoned) RedOrRelease(a.done + group, kPoisonBit);
     RedAddRelease(a.done + group, 1u);
@@ -399,17 +444,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
 // in flight hide more of each op's dependent memory round trips, at the
 // price of some spilling (the benchmark measures which wins).
-template <bool kGeneral, int kMinBlocks>
+template <bool kGeneral, int kMinBlocks, int kTile>
 __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t per_warp = a.ops_per_warp;
+  const Tile<kTile> tile(threadIdx.x & 31);
+  const uint32_t per_tile = a.ops_per_warp < kTile ? a.ops_per_warp : kTile;
   while (true) {
     uint32_t base = 0;
-    if (lane == 0) base = atomicAdd(a.cursor, per_warp);
-    base = __shfl_sync(kFull, base, 0);
+    if (tile.lane == 0) base = atomicAdd(a.cursor, per_tile);
+    base = tile.Shfl(base, 0);
     if (base >= a.n) return;
-    const uint32_t i = base + lane;
-    const bool active = lane < per_warp && i < a.n;
+    const uint32_t i = base + tile.lane;
+    const bool active = tile.lane < per_tile && i < a.n;
     Op mine{};
     if (active) {
       mine.hash = a.hash[i];
@@ -422,22 +467,22 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
         mine.vlen = a.vlen[i];
       }
     }
-    uint32_t todo = __ballot_sync(kFull, active);
+    uint32_t todo = tile.Ballot(active);
     while (todo != 0) {
       const int leader = __ffs(todo) - 1;
       todo &= todo - 1;
       Op op;
-      op.hash = __shfl_sync(kFull, mine.hash, leader);
-      op.key = __shfl_sync(kFull, mine.key, leader);
-      op.ctl = __shfl_sync(kFull, mine.ctl, leader);
-      op.value = __shfl_sync(kFull, mine.value, leader);
-      op.expected = __shfl_sync(kFull, mine.expected, leader);
-      op.rec = __shfl_sync(kFull, mine.rec, leader);
-      op.vlen = __shfl_sync(kFull, mine.vlen, leader);
+      op.hash = tile.Shfl(mine.hash, leader);
+      op.key = tile.Shfl(mine.key, leader);
+      op.ctl = tile.Shfl(mine.ctl, leader);
+      op.value = tile.Shfl(mine.value, leader);
+      op.expected = tile.Shfl(mine.expected, leader);
+      op.rec = tile.Shfl(mine.rec, leader);
+      op.vlen = tile.Shfl(mine.vlen, leader);
       uint8_t code;
       uint64_t rv, rr;
-      ProcessOp<kGeneral>(t, a, op, lane, &code, &rv, &rr);
-      if (lane == 0) {
+      ProcessOp<kGeneral, kTile>(t, a, op, tile, &code, &rv, &rr);
+      if (tile.lane == 0) {
         const uint32_t idx = base + leader;
         a.res_code[idx] = code;
         a.res_value[idx] = rv;
@@ -448,39 +493,62 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
 }
 
 int g_min_blocks = 4;
+int g_tile = 32;
 int g_resident_blocks[2][5] = {};
 
-template <bool kGeneral>
-cudaError_t Occupancy(int min_blocks, int* per_sm) {
+template <bool kGeneral, int kTile>
+cudaError_t OccupancyT(int min_blocks, int* per_sm) {
   switch (min_blocks) {
     case 3:
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 3>,
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 3, kTile>,
                                                            kLSlabBlockThreads, 0);
     case 4:
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 4>,
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 4, kTile>,
                                                            kLSlabBlockThreads, 0);
     default:
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 1>,
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 1, kTile>,
                                                            kLSlabBlockThreads, 0);
   }
 }
+template <bool kGeneral>
+cudaError_t Occupancy(int min_blocks, int* per_sm) {
+  switch (g_tile) {
+    case 8: return OccupancyT<kGeneral, 8>(min_blocks, per_sm);
+    case 16: return OccupancyT<kGeneral, 16>(min_blocks, per_sm);
+    default: return OccupancyT<kGeneral, 32>(min_blocks, per_sm);
+  }
+}
 
+template <bool kGeneral, int kTile>
+void LaunchT(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableView& t,
+             const ArbView& a) {
+  switch (min_blocks) {
+    case 3: LSlabKernel<kGeneral, 3, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    case 4: LSlabKernel<kGeneral, 4, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    default: LSlabKernel<kGeneral, 1, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+  }
+}
 template <bool kGeneral>
 void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableView& t,
             const ArbView& a) {
-  switch (min_blocks) {
-    case 3: LSlabKernel<kGeneral, 3><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
-    case 4: LSlabKernel<kGeneral, 4><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
-    default: LSlabKernel<kGeneral, 1><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+  switch (g_tile) {
+    case 8: LaunchT<kGeneral, 8>(min_blocks, blocks, stream, t, a); break;
+    case 16: LaunchT<kGeneral, 16>(min_blocks, blocks, stream, t, a); break;
+    default: LaunchT<kGeneral, 32>(min_blocks, blocks, stream, t, a); break;
   }
 }
 
 }  // namespace
 
-void SetLSlabMinBlocks(int min_blocks) {
+void SetLSlabVariant(int min_blocks, int tile) {
   g_min_blocks = min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
+  g_tile = tile == 8 || tile == 16 ? tile : 32;
+  for (auto& per_layout : g_resident_blocks) {
+    for (int& b : per_layout) b = 0;
+  }
 }
 int LSlabMinBlocks() { return g_min_blocks; }
+int LSlabTile() { return g_tile; }
 
 cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
   *blocks = 0;
@@ -508,14 +576,16 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
   // A warp leads its ops one after another, so a small batch is spread thin
   // (down to one op per warp) to keep its latency near one op's; a large one
   // gives every resident warp 32.
-  uint32_t warps_avail = uint32_t(resident) * (kLSlabBlockThreads / 32);
+  const uint32_t tiles_per_warp = 32 / uint32_t(g_tile);
+  uint32_t tiles_avail = uint32_t(resident) * (kLSlabBlockThreads / 32) * tiles_per_warp;
   if (max_blocks != 0 && max_blocks < uint32_t(resident)) {
-    warps_avail = max_blocks * (kLSlabBlockThreads / 32);
+    tiles_avail = max_blocks * (kLSlabBlockThreads / 32) * tiles_per_warp;
   }
   ArbView a = arb;
-  uint32_t per = (arb.n + warps_avail - 1) / warps_avail;
-  a.ops_per_warp = per < 1 ? 1 : per > 32 ? 32 : per;
-  const uint32_t warps = (arb.n + a.ops_per_warp - 1) / a.ops_per_warp;
+  const uint32_t per = (arb.n + tiles_avail - 1) / tiles_avail;
+  a.ops_per_warp = per < 1 ? 1 : per > uint32_t(g_tile) ? uint32_t(g_tile) : per;
+  const uint32_t tiles = (arb.n + a.ops_per_warp - 1) / a.ops_per_warp;
+  const uint32_t warps = (tiles + tiles_per_warp - 1) / tiles_per_warp;
   uint32_t blocks = (warps + kLSlabBlockThreads / 32 - 1) / (kLSlabBlockThreads / 32);
   if (blocks > uint32_t(resident)) blocks = uint32_t(resident);
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;

@@ -22,11 +22,14 @@ constexpr int kLSlabBlockThreads = 512;  // 16 warps per block, as in the paper
 cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
                         uint32_t max_blocks, cudaStream_t stream);
 
-// Kernel variant: 1 = registers uncapped; 3 or 4 = registers capped so that
-// 3 or 4 blocks of 512 threads fit per SM (default 4). Not thread-safe: set
-// it before launching (benchmarks compare the variants).
-void SetLSlabMinBlocks(int min_blocks);
+// Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
+// capped so that 3 or 4 blocks of 512 threads fit per SM. tile: lanes per op
+// (32 = the whole warp, as in the paper; 16 or 8 = 2 or 4 ops of a warp in
+// flight at once). Defaults: 4, 32. Not thread-safe: set it before any
+// launch (benchmarks compare the variants).
+void SetLSlabVariant(int min_blocks, int tile);
 int LSlabMinBlocks();
+int LSlabTile();
 
 // Blocks of kLSlabBlockThreads that fit on the whole device at once (0 and an
 // error when the kernel image cannot run on the current device).

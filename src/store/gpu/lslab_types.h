@@ -93,7 +93,7 @@ struct TableView {
 // One aggregated request batch (ARB) in device memory, structure of arrays.
 struct ArbView {
   uint32_t n;
-  uint32_t ops_per_warp;    // set by LaunchLSlab
+  uint32_t ops_per_warp;    // ops each tile claims at a time; set by LaunchLSlab
   uint32_t* cursor;         // next op to claim (starts at 0)
   const uint64_t* hash;
   const uint64_t* key;      // fixed8: the key; general: arena offset (low 32) | length (high 32)
