@@ -22,10 +22,12 @@ enum class OpType : uint8_t {
   kGet = 0,     // -> value | kNotFound
   kPut = 1,     // -> previous value | kNotFound; always stores the new value
   kDelete = 2,  // -> previous value | kNotFound
-  // Compare-and-swap: stores `value` only if the current value equals
-  // `expected` (or, with expect_absent, only if the key is absent).
+  // Compare-and-swap: stores `value` only if the key is present and its value
+  // equals `expected`, or — with expect_absent — only if the key is absent (a
+  // present key never matches expect_absent, even with an empty value).
   // -> current value before the op | kNotFound, like PUT. Whether it stored
-  // follows from the result: found() ? result.value == expected : expect_absent.
+  // follows from the result: found() ? (!expect_absent && result.value == expected)
+  //                                  : expect_absent.
   // Read-modify-write commands (INCR, APPEND, SET NX/XX) are loops over it.
   kCompareAndSwap = 3,
 };
