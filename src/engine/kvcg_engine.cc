@@ -121,63 +121,79 @@ void KvcgEngine::Route(Batch batch, Completion done) {
   EngineFrame frame;
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
-  // Pass 1: classify. kCold/kHot per op, or an error code answered at once.
-  enum : uint8_t { kError, kCold, kHot };
-  std::vector<uint8_t> kind(n);  // not thread_local: Route re-enters through inline completions
-  std::vector<uint64_t> hashes(n);
-  uint32_t cold_count = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (store::CheckOperation(config_, batch, i) != Code::kOk) {
-      kind[i] = kError;
-      continue;
-    }
+  // One pass, so a hot op runs as soon as it is reached (its latency does not
+  // include classifying the rest of the batch). While every op so far is
+  // cold nothing is copied: an all-cold batch goes to the canonical store as
+  // it is. (Not thread_local scratch: Route re-enters through completions.)
+  std::vector<uint64_t> hashes;
+  hashes.reserve(n);
+  uint32_t i = 0;
+  bool hot = false;
+  for (; i < n; ++i) {
+    if (store::CheckOperation(config_, batch, i) != Code::kOk) break;
     const uint64_t hash = config_.hash(batch.key(i));
-    hashes[i] = hash;
-    bool hot = cpu_only_;
+    hot = cpu_only_;
     if (!cpu_only_) {
       router_.Sample(hash);
       hot = router_.IsHot(batch.key(i), hash);
     }
-    kind[i] = hot ? kHot : kCold;
-    cold_count += !hot;
+    if (hot) break;
+    hashes.push_back(hash);
   }
-  if (cold_count == n && n != 0) {
-    // All cold (gpu-only-like traffic): hand the batch over as it is.
+  if (i == n && n != 0) {
     canonical_->Submit(std::move(batch), [this, start, done = std::move(done)](
                                              std::vector<OpResult>&& results) {
       EngineFrame frame;
       cold_latency_.Record(NowNs() - start, results.size());
       cold_ops_.fetch_add(results.size(), std::memory_order_relaxed);
       done(std::move(results));
-      if (inflight_batches_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard lock(inflight_mu_);
-        inflight_cv_.notify_all();
-      }
+      FinishStashed(1);
     });
     return;
   }
 
-  // Pass 2: hot ops run here; cold ops and misses form the canonical batch.
   auto* ctx = new BatchCtx{std::move(batch), std::move(done), std::vector<OpResult>(n),
                            {n + 1}, start};
   const Batch& b = ctx->batch;
   Batch cold;
   std::vector<ColdRef> refs;
-  refs.reserve(cold_count);
+  for (uint32_t j = 0; j < i; ++j) {
+    CopyOp(b, j, &cold);
+    refs.push_back({j, false, hashes[j]});
+  }
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    switch (kind[i]) {
-      case kError:
+  bool classified = i < n;  // op i was classified by the first loop (unless it failed the check)
+  for (; i < n; ++i) {
+    uint64_t hash;
+    if (classified) {
+      classified = false;
+      if (!hot) {  // it failed the input check
         ctx->results[i].code = store::CheckOperation(config_, b, i);
         ++errors;
         continue;
-      case kCold:
-        CopyOp(b, i, &cold);
-        refs.push_back({i, false, hashes[i]});
+      }
+      hash = config_.hash(b.key(i));
+    } else {
+      const Code check = store::CheckOperation(config_, b, i);
+      if (check != Code::kOk) {
+        ctx->results[i].code = check;
+        ++errors;
         continue;
+      }
+      hash = config_.hash(b.key(i));
+      hot = cpu_only_;
+      if (!cpu_only_) {
+        router_.Sample(hash);
+        hot = router_.IsHot(b.key(i), hash);
+      }
+    }
+    if (!hot) {
+      CopyOp(b, i, &cold);
+      refs.push_back({i, false, hash});
+      continue;
     }
     const hotcache::OpRef op{&ctx->batch, i, &ctx->results[i], ctx};
-    switch (cache_.Execute(op, hashes[i])) {
+    switch (cache_.Execute(op, hash)) {
       case hotcache::Outcome::kDone:
         hot_latency_.Record(NowNs() - start);
         ++hits;
@@ -188,7 +204,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
       case hotcache::Outcome::kMiss:
         ++misses;
         CopyOp(b, i, &cold);
-        refs.push_back({i, true, hashes[i]});
+        refs.push_back({i, true, hash});
         break;
     }
   }
@@ -257,10 +273,7 @@ void KvcgEngine::Finish(BatchCtx* ctx, uint32_t ops) {
   std::vector<OpResult> results = std::move(ctx->results);
   delete ctx;
   done(std::move(results));
-  if (inflight_batches_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    std::lock_guard lock(inflight_mu_);
-    inflight_cv_.notify_all();
-  }
+  FinishStashed(1);
 }
 
 // ---------------------------------------------------------------------------
@@ -278,6 +291,10 @@ void KvcgEngine::Block() {
 }
 
 uint64_t KvcgEngine::Unblock() {
+  {
+    std::lock_guard lock(stash_mu_);
+    stashing_ = true;
+  }
   uint64_t ran = 0;
   for (;;) {
     std::deque<std::pair<Batch, Completion>> batches;
@@ -285,15 +302,44 @@ uint64_t KvcgEngine::Unblock() {
       std::lock_guard lock(park_mu_);
       if (parked_.empty()) {
         gate_.Open();
-        return ran;
+        break;
       }
       batches.swap(parked_);
     }
     // Still closed to newcomers, who park behind these: submission order holds.
     for (auto& [batch, done] : batches) {
-      Route(std::move(batch), std::move(done));
+      inflight_batches_.fetch_add(1, std::memory_order_relaxed);  // until its stashed completion runs
+      Route(std::move(batch), [this, done = std::move(done)](std::vector<OpResult>&& results) {
+        {
+          std::lock_guard lock(stash_mu_);
+          if (stashing_) {
+            stash_.emplace_back(done, std::move(results));
+            return;
+          }
+        }
+        done(std::move(results));
+        FinishStashed(1);
+      });
       ++ran;
     }
+  }
+  std::vector<std::pair<Completion, std::vector<OpResult>>> stashed;
+  {
+    std::lock_guard lock(stash_mu_);
+    stashing_ = false;
+    stashed.swap(stash_);
+  }
+  EngineFrame frame;  // users' completions: no switch may start from them
+  for (auto& [done, results] : stashed) done(std::move(results));
+  FinishStashed(stashed.size());
+  return ran;
+}
+
+void KvcgEngine::FinishStashed(uint64_t count) {
+  if (count == 0) return;
+  if (inflight_batches_.fetch_sub(count, std::memory_order_acq_rel) == count) {
+    std::lock_guard lock(inflight_mu_);
+    inflight_cv_.notify_all();
   }
 }
 

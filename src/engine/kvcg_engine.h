@@ -94,9 +94,11 @@ class KvcgEngine final : public Engine {
 
   // The switch protocol's block/drain and unblock halves.
   void Block();
-  // Runs parked batches in order until none is left, then opens the gate.
-  // Returns how many ran.
+  // Runs parked batches in order until none is left, then opens the gate and
+  // delivers their completions. Returns how many ran.
   uint64_t Unblock();
+  // Releases the extra in-flight holds Unblock took for parked batches.
+  void FinishStashed(uint64_t count);
   // Replays the log; false (and *error) when some entry could not be written.
   bool Replay(uint64_t* replayed, std::string* error);
   Status RunSwitch(std::shared_ptr<const Model> model, const std::string& reason,
@@ -113,6 +115,13 @@ class KvcgEngine final : public Engine {
   RequestGate gate_;
   std::mutex park_mu_;
   std::deque<std::pair<Batch, Completion>> parked_;  // under park_mu_
+  // While Unblock drains parked_, the completions of the batches it runs are
+  // held here and delivered after the gate opens. Otherwise a closed-loop
+  // client whose completion submits its next batch would refill parked_ as
+  // fast as it drains and keep the gate closed for good.
+  std::mutex stash_mu_;
+  bool stashing_ = false;  // under stash_mu_
+  std::vector<std::pair<Completion, std::vector<OpResult>>> stash_;  // under stash_mu_
 
   std::mutex switch_mu_;  // one switch (or flush, or clear) at a time
 
