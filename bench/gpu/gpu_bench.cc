@@ -283,7 +283,7 @@ int RunKernel(const Args& args) {
                 first_mix ? "" : ",\n", mix.name, variant, tile, gops, ms / kReps, found, maxg);
     first_mix = false;
    }
-    g::SetLSlabVariant(4, 32);  // back to the store's default
+    g::SetLSlabVariant(1, 8);  // back to the store's default
     for (auto& a : arbs) {
       cudaFree(a.hash); cudaFree(a.key); cudaFree(a.ctl); cudaFree(a.value);
       cudaFree(a.code); cudaFree(a.rvalue); cudaFree(a.done);
@@ -461,6 +461,7 @@ int RunE2e(const Args& args) {
 
 // ---------------------------------------------------------------- (c) latency
 int RunLatency(const Args& args) {
+  setenv("KVCG_GPU_PROFILE", "1", 0);  // orchestrators print where their time went
   const bool general = args.layout == "general";
   const uint64_t keys = 1ull << std::min(args.keys_log2, 22);
   kvcg::Config c;

@@ -492,8 +492,11 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
   }
 }
 
-int g_min_blocks = 4;
-int g_tile = 32;
+// Default variant: uncapped registers, 8 lanes per op (4 ops of a warp in
+// flight) — the fastest on the H100 for every mix but 50/50, where it was
+// within 5% (bench/results/h100/kernel_fixed8.json).
+int g_min_blocks = 1;
+int g_tile = 8;
 int g_resident_blocks[2][5] = {};
 
 template <bool kGeneral, int kTile>
