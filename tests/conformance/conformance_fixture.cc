@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "kvcg/engine.h"
+
 namespace kvcg {
 
 void PrintTo(Code code, std::ostream* os) { *os << CodeName(code); }
@@ -98,7 +100,16 @@ void Conformance::SetUp() {
   ASSERT_NO_FATAL_FAILURE(Reopen(nullptr));
 }
 
-void Conformance::TearDown() { store_.reset(); }
+void Conformance::TearDown() {
+  // Engine rows: record how often the model switched during the test, so a
+  // report shows the switch protocol really ran under the suite.
+  if (Engine* engine = AsEngine(store_.get())) {
+    const EngineStats stats = engine->Stats();
+    RecordProperty("model_switches", std::to_string(stats.switches));
+    RecordProperty("hot_ops", std::to_string(stats.hot.ops));
+  }
+  store_.reset();
+}
 
 void Conformance::Reopen(const std::function<void(Config&)>& tweak) {
   store_.reset();
