@@ -41,15 +41,21 @@ class SameKeyOrder {
   uint32_t groups() const { return groups_; }
 
  private:
+  // 16-byte slots keep the table cache-resident; the per-key ordering state
+  // lives in keys_ and is only created for a key's second op.
   struct Slot {
-    uint64_t hash;
     uint32_t gen;
-    uint32_t first;        // first op of the key
-    uint32_t group;        // 0 until the key's second op
+    uint32_t first;  // first op of the key
+    uint32_t tag;    // high 32 bits of the slot hash (cheap filter)
+    uint32_t info;   // 0, or 1 + index into keys_
+  };
+  struct KeyState {
+    uint32_t group;
     uint32_t count;        // ops so far
     uint32_t last_write1;  // rank of the last write + 1; 0 = none
   };
   std::vector<Slot> slots_;
+  std::vector<KeyState> keys_;
   uint64_t mask_ = 0;
   uint32_t gen_ = 0;
   uint32_t groups_ = 0;
@@ -65,24 +71,29 @@ inline uint64_t MixSlot(uint64_t h) {
 template <typename Same>
 void SameKeyOrder::Add(uint32_t index, uint64_t slot_hash, bool writer, Same&& same,
                        uint32_t* group, uint32_t* need) {
-  uint64_t s = MixSlot(slot_hash) & mask_;
+  const uint64_t mixed = MixSlot(slot_hash);
+  const uint32_t tag = uint32_t(mixed >> 32);
+  uint64_t s = mixed & mask_;
+  group[index] = 0;
+  need[index] = 0;
   while (true) {
     Slot& slot = slots_[s];
     if (slot.gen != gen_) {
-      slot = Slot{slot_hash, gen_, index, 0, 1, writer ? 1u : 0u};
-      group[index] = 0;
-      need[index] = 0;
+      slot = Slot{gen_, index, tag, writer ? 1u : 0u};  // info bit 0 here: first op writes
       return;
     }
-    if (slot.hash == slot_hash && same(slot.first)) {
-      if (slot.group == 0) {
-        slot.group = ++groups_;
-        group[slot.first] = slot.group;
+    if (slot.tag == tag && same(slot.first)) {
+      if ((slot.info >> 1) == 0) {
+        const bool first_writes = slot.info & 1;
+        keys_.push_back(KeyState{++groups_, 1, first_writes ? 1u : 0u});
+        slot.info = uint32_t(keys_.size()) << 1;
+        group[slot.first] = groups_;
       }
-      const uint32_t rank = slot.count++;
-      group[index] = slot.group;
-      need[index] = writer ? rank : slot.last_write1;
-      if (writer) slot.last_write1 = rank + 1;
+      KeyState& k = keys_[(slot.info >> 1) - 1];
+      const uint32_t rank = k.count++;
+      group[index] = k.group;
+      need[index] = writer ? rank : k.last_write1;
+      if (writer) k.last_write1 = rank + 1;
       return;
     }
     s = (s + 1) & mask_;
