@@ -67,6 +67,8 @@ bool Connection::CanRead() const {
 
 void Connection::OnEvents(uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) readable_ = true;
+  // The FIN may arrive with the last data in one edge: read until 0 then.
+  if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) peer_closed_ = true;
   if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) writable_ = true;
   Drive();
 }
@@ -120,7 +122,8 @@ void Connection::ReadOnce() {
   ssize_t n = ::read(fd_, tail, room);
   if (n > 0) {
     in_.Commit(static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < room) readable_ = false;  // drained; the next byte brings a new edge
+    // A short read drained the socket; the next byte brings a new edge.
+    if (static_cast<size_t>(n) < room && !peer_closed_) readable_ = false;
     ThreadStats& st = loop_->stats();
     Add(st.net_input_bytes, static_cast<uint64_t>(n));
     Add(st.reads, 1);
@@ -130,8 +133,10 @@ void Connection::ReadOnce() {
     return;
   }
   if (n == 0) {
+    // The client will send nothing more; answer what it sent, then close
+    // (it may have only shut down its sending side).
     saw_eof_ = true;
-    Close("client closed connection");
+    close_after_reply_ = true;
     return;
   }
   if (errno == EAGAIN || errno == EWOULDBLOCK) {

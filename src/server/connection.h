@@ -166,6 +166,7 @@ class Connection {
   bool close_after_reply_ = false;  // QUIT, protocol error, SHUTDOWN
   bool draining_ = false;
   bool saw_eof_ = false;
+  bool peer_closed_ = false;  // epoll reported RDHUP/HUP
 
   // Input.
   IoBuffer in_;

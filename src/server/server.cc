@@ -52,10 +52,9 @@ std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::stri
 
 Status Server::Listen() {
   ServerConfig c = ConfigSnapshot();
-  if (c.port != 0) {
+  {
     std::vector<std::string> addrs;
     SplitInlineArgs(c.bind, &addrs);
-    if (addrs.empty()) addrs.push_back("127.0.0.1");
     for (const std::string& addr : addrs) {
       addrinfo hints{}, *res = nullptr;
       hints.ai_family = AF_UNSPEC;

@@ -89,8 +89,8 @@ const char* LogLevels[] = {"debug", "verbose", "notice", "warning", "nothing"};
 
 std::vector<OptionSpec> MakeOptions() {
   return {
-      KVCG_STR("bind", bind, false, "addresses to listen on (space separated)"),
-      KVCG_U64("port", port, 0, 65535, false, "TCP port; 0 disables TCP"),
+      KVCG_STR("bind", bind, false, "addresses to listen on (space separated; empty = no TCP)"),
+      KVCG_U64("port", port, 0, 65535, false, "TCP port; 0 = any free port (printed in the banner)"),
       KVCG_STR("unixsocket", unixsocket, false, "Unix socket path (empty: none)"),
       KVCG_U64("io-threads", io_threads, 0, 1024, false, "I/O threads; 0 = one per hardware thread"),
       KVCG_U64("tcp-backlog", tcp_backlog, 1, 65535, false, "listen() backlog"),
@@ -252,7 +252,9 @@ std::string LoadConfigFile(const std::string& path, ServerConfig* config) {
 }
 
 std::string ValidateServerConfig(const ServerConfig& config) {
-  if (config.port == 0 && config.unixsocket.empty()) return "nothing to listen on: port is 0 and no unixsocket";
+  std::vector<std::string> binds;
+  SplitInlineArgs(config.bind, &binds);
+  if (binds.empty() && config.unixsocket.empty()) return "nothing to listen on: bind is empty and no unixsocket";
   if (config.proto_max_bulk_len > config.client_query_buffer_limit) {
     return "proto-max-bulk-len must not exceed client-query-buffer-limit";
   }

@@ -18,8 +18,8 @@ namespace kvcg::server {
 
 struct ServerConfig {
   // --- Network.
-  std::string bind = "127.0.0.1";  // space-separated addresses
-  int port = 6379;                 // 0 = no TCP listener
+  std::string bind = "127.0.0.1";  // space-separated addresses; empty = no TCP
+  int port = 6379;                 // 0 = any free port (unlike Redis, where 0 disables TCP)
   std::string unixsocket;          // empty = none
   int io_threads = 0;              // 0 = one per hardware thread
   int tcp_backlog = 511;

@@ -1,0 +1,134 @@
+"""Fixtures for testing a real kvcg-server process with redis-py.
+
+Each server is started on an ephemeral port (--port 0); the fixture waits for
+the "kvcg-server ready: ... listening=HOST:PORT" line on stdout, so nothing
+races for a port, and kills the process at the end. Timeouts are generous so
+the suite holds on a loaded 2-core CI machine.
+"""
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+import redis
+
+READY_TIMEOUT = 60
+
+
+def pytest_addoption(parser):
+    parser.addoption("--server", action="store", default=os.environ.get("KVCG_SERVER", ""),
+                     help="path to the kvcg-server binary")
+
+
+class ServerProcess:
+    def __init__(self, binary, args):
+        self.args = [binary, "--port", "0", "--backend", "cpu", "--io-threads", "2"] + list(args)
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.port = None
+        self.stderr_lines = []
+        deadline = time.time() + READY_TIMEOUT
+        line = ""
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("kvcg-server ready:"):
+                addr = line.split("listening=")[1].split()[0]
+                self.port = int(addr.rsplit(":", 1)[1])
+                break
+        if self.port is None:
+            self.proc.kill()
+            out, err = self.proc.communicate(timeout=10)
+            raise RuntimeError(f"kvcg-server did not start: {line!r} {out!r} {err!r}")
+        # Keep draining the pipes so the server never blocks on a full pipe.
+        threading.Thread(target=self._drain, args=(self.proc.stdout, None), daemon=True).start()
+        threading.Thread(target=self._drain, args=(self.proc.stderr, self.stderr_lines), daemon=True).start()
+
+    @staticmethod
+    def _drain(pipe, sink):
+        for line in pipe:
+            if sink is not None:
+                sink.append(line)
+
+    def client(self, **kw):
+        kw.setdefault("socket_timeout", 30)
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
+
+    def raw(self):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        return s
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def server_binary(request):
+    path = request.config.getoption("--server")
+    if not path or not os.path.exists(path):
+        pytest.skip("no kvcg-server binary given (--server=PATH)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def start_server(server_binary):
+    """Factory: start_server(*extra_args) -> ServerProcess (stopped at session end)."""
+    started = []
+
+    def start(*args):
+        s = ServerProcess(server_binary, args)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def server(start_server):
+    return start_server()
+
+
+@pytest.fixture
+def r(server):
+    c = server.client(decode_responses=True)
+    c.flushall()
+    yield c
+    c.close()
+
+
+def recv_all(sock, timeout=10.0):
+    """Reads until the peer closes (or timeout); returns the bytes."""
+    sock.settimeout(timeout)
+    chunks = []
+    try:
+        while True:
+            b = sock.recv(65536)
+            if not b:
+                break
+            chunks.append(b)
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return b"".join(chunks)
+
+
+def recv_until(sock, n_lines_or_marker, timeout=10.0):
+    """Reads until `marker` (bytes) appears in the data."""
+    sock.settimeout(timeout)
+    data = b""
+    while n_lines_or_marker not in data:
+        b = sock.recv(65536)
+        if not b:
+            break
+        data += b
+    return data
