@@ -156,7 +156,9 @@ void KvcgEngine::Route(Batch batch, Completion done) {
                            {n + 1}, start};
   const Batch& b = ctx->batch;
   Batch cold;
+  cold.Reserve(n, b.arena_bytes());
   std::vector<ColdRef> refs;
+  refs.reserve(n);
   for (uint32_t j = 0; j < i; ++j) {
     CopyOp(b, j, &cold);
     refs.push_back({j, false, hashes[j]});

@@ -1,8 +1,8 @@
 // The stock router models (kvcg/model.h). Each is immutable after
 // construction, so IsHot needs no synchronization.
 #include <algorithm>
-#include <unordered_set>
 
+#include "kvcg/hash.h"
 #include "kvcg/model.h"
 #include "router/bins.h"
 
@@ -38,24 +38,49 @@ class HistogramModel final : public Model {
   const size_t hot_count_;
 };
 
+// Open addressing over a power-of-two table at most half full: a probe reads
+// the 64-bit tag array (the key's own xxh3, independent of Config::hash, so a
+// degenerate test hash does not make every key collide here) and compares
+// key bytes only on a tag match. One or two cache misses per lookup instead
+// of std::unordered_set's bucket-then-node chase: this runs once per request.
 class KeySetModel final : public Model {
  public:
   KeySetModel(std::vector<std::string> keys, std::string description)
-      : keys_(std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end())),
-        description_(std::move(description)) {}
+      : description_(std::move(description)) {
+    size_t capacity = 16;
+    while (capacity < keys.size() * 2) capacity *= 2;
+    mask_ = capacity - 1;
+    tags_.assign(capacity, 0);
+    keys_.resize(capacity);
+    for (std::string& key : keys) {
+      const uint64_t tag = Tag(key);
+      size_t i = tag & mask_;
+      for (; tags_[i] != 0; i = (i + 1) & mask_) {
+        if (tags_[i] == tag && keys_[i] == key) break;  // duplicate
+      }
+      if (tags_[i] == 0) ++size_;
+      tags_[i] = tag;
+      keys_[i] = std::move(key);
+    }
+  }
   bool IsHot(std::string_view key, uint64_t) const override {
-    return keys_.find(key) != keys_.end();
+    const uint64_t tag = Tag(key);
+    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
+      const uint64_t t = tags_[i];
+      if (t == 0) return false;
+      if (t == tag && keys_[i] == key) return true;
+    }
   }
   std::string Describe() const override {
-    return description_ + "(" + std::to_string(keys_.size()) + " keys)";
+    return description_ + "(" + std::to_string(size_) + " keys)";
   }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  const std::unordered_set<std::string, Hash, std::equal_to<>> keys_;
+  static uint64_t Tag(std::string_view key) { return Xxh3Hash(key) | 1; }  // 0 = empty
+  std::vector<uint64_t> tags_;
+  std::vector<std::string> keys_;
+  size_t mask_ = 0;
+  size_t size_ = 0;
   const std::string description_;
 };
 
