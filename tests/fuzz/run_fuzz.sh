@@ -3,7 +3,7 @@
 # corpus (the committed corpus is not modified).
 #   tests/fuzz/run_fuzz.sh <fuzzer-binary> [seconds=60]
 set -euo pipefail
-bin=${1:?usage: run_fuzz.sh <fuzzer-binary> [seconds]}
+bin=$(realpath "${1:?usage: run_fuzz.sh <fuzzer-binary> [seconds]}")
 secs=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
