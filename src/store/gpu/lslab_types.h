@@ -12,8 +12,8 @@
 //                 key record)
 //   word  63      head slab only: the bucket's readers–writer spin lock (low
 //                 32 bits), next to the data it guards.
-// Lane i of a warp reads word i (keys + meta: one coalesced 256-byte read) and
-// word 32+i (values) in the same probe, so a GET needs no second round trip.
+// A probe reads the key half (keys + meta: one coalesced 256-byte read); the
+// one value word needed is read after a match.
 //
 // Slab pool. Pool slab indices are 32 bits: chunk = idx >> kPoolChunkShift,
 // slot = idx & mask; chunk pointers live in a device table. The device takes
