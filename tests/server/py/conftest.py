@@ -25,7 +25,9 @@ def pytest_addoption(parser):
 
 class ServerProcess:
     def __init__(self, binary, args):
-        self.args = [binary, "--port", "0", "--backend", "cpu", "--io-threads", "2"] + list(args)
+        # KVCG_SERVER_ARGS adds flags to every server (e.g. "--mode kvcg").
+        extra = os.environ.get("KVCG_SERVER_ARGS", "").split()
+        self.args = [binary, "--port", "0", "--backend", "cpu", "--io-threads", "2"] + extra + list(args)
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.port = None
         self.stderr_lines = []

@@ -171,3 +171,13 @@ def test_auth_without_password(r):
     # redis-py maps this error to AuthenticationError.
     with pytest.raises(redis.AuthenticationError, match="without any password configured"):
         r.execute_command("AUTH", "x")
+
+
+def test_unix_socket(start_server, tmp_path):
+    path = str(tmp_path / "kvcg.sock")
+    srv = start_server("--unixsocket", path)
+    c = redis.Redis(unix_socket_path=path, decode_responses=True, socket_timeout=30)
+    assert c.set("u", "1") is True
+    assert srv.client(decode_responses=True).get("u") == "1"  # same store over TCP
+    assert any(cl["addr"].startswith(path) for cl in c.client_list())
+    c.close()
