@@ -179,8 +179,10 @@ void IoThread::AddConnection(int fd, bool unix_socket) {
   len = sizeof(local);
   getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
   server_->connected().fetch_add(1, std::memory_order_relaxed);
-  auto* conn = new Connection(this, fd, server_->NextClientId(), FormatAddress(peer, unix_socket),
-                              FormatAddress(local, unix_socket));
+  // A Unix-socket peer is unnamed; Redis shows the socket path for both ends.
+  std::string addr = unix_socket ? settings_.unixsocket + ":0" : FormatAddress(peer, false);
+  std::string laddr = unix_socket ? settings_.unixsocket + ":0" : FormatAddress(local, false);
+  auto* conn = new Connection(this, fd, server_->NextClientId(), std::move(addr), std::move(laddr));
   conns_.insert(conn);
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
