@@ -99,12 +99,22 @@ TEST_P(Conformance, MaxMemoryRejectsWhatDoesNotFitAndLosesNothing) {
   EXPECT_TRUE(NotFound(Put(K(n), V(n, kValueSize))));
   EXPECT_TRUE(Found(Get(K(n)), V(n, kValueSize)));
   EXPECT_EQ(store_->Size(), n);
+}
 
+TEST_P(Conformance, MaxMemoryRejectsGrowingAValue) {
   KVCG_SKIP_IF_FIXED8("values must be 8 bytes, so no update can grow");
-  // Growing a value past the limit is rejected and keeps the old value.
+  constexpr uint64_t kLimit = 64 * 1024;
+  ASSERT_NO_FATAL_FAILURE(Reopen([](Config& c) { c.max_memory_bytes = kLimit; }));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(NotFound(Put(K(i), V(i, 100))));
+  const uint64_t before = store_->MemoryBytes();
+  // A value as large as the whole budget cannot fit beside anything else.
   EXPECT_TRUE(Failed(Put(K(2), std::string(kLimit, 'g')), Code::kCapacityExhausted));
-  EXPECT_TRUE(Found(Get(K(2)), V(2, kValueSize)));
-  EXPECT_EQ(store_->Size(), n);
+  EXPECT_TRUE(Found(Get(K(2)), V(2, 100))) << "a rejected update keeps the old value";
+  EXPECT_EQ(store_->MemoryBytes(), before);
+  // Growing within the budget works.
+  EXPECT_TRUE(Found(Put(K(2), std::string(kLimit / 4, 'g')), V(2, 100)));
+  EXPECT_TRUE(Found(Get(K(2)), std::string(kLimit / 4, 'g')));
+  EXPECT_EQ(store_->Size(), 10u);
 }
 
 TEST_P(Conformance, ClearFreesCapacity) {

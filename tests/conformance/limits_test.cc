@@ -15,7 +15,7 @@ void SmallLimits(Config& c) {
   c.max_value_bytes = kLimit;
 }
 
-TEST_P(Conformance, KeyAtLimitAcceptedOneMoreRejected) {
+TEST_P(Conformance, KeyOneOverLimitRejected) {
   ASSERT_NO_FATAL_FAILURE(Reopen(SmallLimits));
   const std::string over(kLimit + 1, 'k');
   const std::string_view e = "x";
@@ -27,8 +27,14 @@ TEST_P(Conformance, KeyAtLimitAcceptedOneMoreRejected) {
   EXPECT_TRUE(Failed(Cas(over, nullptr, V(1)), Code::kKeyTooLarge));
   EXPECT_TRUE(Failed(Cas(over, &e, V(1)), Code::kKeyTooLarge));
   EXPECT_EQ(store_->Size(), 0u);
+}
+
+TEST_P(Conformance, KeyAtLimitAccepted) {
   KVCG_SKIP_IF_FIXED8("keys must be 8 bytes, so a key at the limit is not valid");
+  ASSERT_NO_FATAL_FAILURE(Reopen(SmallLimits));
   const std::string at(kLimit, 'k');
+  const std::string over = at + "k";
+  EXPECT_TRUE(Failed(Put(over, "v"), Code::kKeyTooLarge));
   EXPECT_TRUE(NotFound(Get(at))) << "the over-limit PUT must not have stored a truncated key";
   EXPECT_TRUE(NotFound(Put(at, "v")));
   EXPECT_TRUE(Found(Get(at), "v"));
@@ -36,7 +42,7 @@ TEST_P(Conformance, KeyAtLimitAcceptedOneMoreRejected) {
   EXPECT_TRUE(Found(Delete(at), "v"));
 }
 
-TEST_P(Conformance, ValueAtLimitAcceptedOneMoreRejected) {
+TEST_P(Conformance, ValueOneOverLimitRejected) {
   ASSERT_NO_FATAL_FAILURE(Reopen(SmallLimits));
   const std::string over(kLimit + 1, 'v');
   ASSERT_TRUE(NotFound(Put(K(1), V(1))));
@@ -52,8 +58,14 @@ TEST_P(Conformance, ValueAtLimitAcceptedOneMoreRejected) {
   EXPECT_TRUE(Found(Get(K(1)), V(1))) << "a rejected PUT/CAS must leave the old value";
   EXPECT_TRUE(NotFound(Get(K(2))));
   EXPECT_EQ(store_->Size(), 1u);
+}
+
+TEST_P(Conformance, ValueAtLimitAccepted) {
   KVCG_SKIP_IF_FIXED8("values must be 8 bytes, so a value at the limit is not valid");
+  ASSERT_NO_FATAL_FAILURE(Reopen(SmallLimits));
   const std::string at(kLimit, 'v');
+  ASSERT_TRUE(NotFound(Put(K(1), V(1))));
+  EXPECT_TRUE(Failed(Put(K(1), at + "v"), Code::kValueTooLarge));
   EXPECT_TRUE(Found(Put(K(1), at), V(1)));
   EXPECT_TRUE(Found(Get(K(1)), at));
   // Values do not count against the key limit and vice versa.
