@@ -26,6 +26,10 @@ class Model {
   // True when requests on `key` (whose hash under Config::hash is `hash`)
   // should be served by the hot cache. Thread-safe; called once per request.
   virtual bool IsHot(std::string_view key, uint64_t hash) const = 0;
+  // Optional hint that IsHot(key, ...) follows soon: a model whose lookup
+  // misses the cache (a large key set) starts loading what it will read, so
+  // the router can overlap the misses of several keys of a batch.
+  virtual void Prefetch(std::string_view key) const { (void)key; }
   // One line for INFO and switch records, e.g. "histogram(10000 bins, 12 hot)".
   virtual std::string Describe() const = 0;
 };

@@ -127,9 +127,16 @@ void KvcgEngine::Route(Batch batch, Completion done) {
   // it is. (Not thread_local scratch: Route re-enters through completions.)
   std::vector<uint64_t> hashes;
   hashes.reserve(n);
+  // The model's lookup may miss the cache (a large key set): ask it to start
+  // loading kPrefetch ops ahead, so the misses of a batch overlap.
+  constexpr uint32_t kPrefetch = 8;
+  if (!cpu_only_) {
+    for (uint32_t j = 0; j < std::min(n, kPrefetch); ++j) router_.Prefetch(batch.key(j));
+  }
   uint32_t i = 0;
   bool hot = false;
   for (; i < n; ++i) {
+    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(batch.key(i + kPrefetch));
     if (store::CheckOperation(config_, batch, i) != Code::kOk) break;
     const uint64_t hash = config_.hash(batch.key(i));
     hot = cpu_only_;
@@ -166,6 +173,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
   bool classified = i < n;  // op i was classified by the first loop (unless it failed the check)
   for (; i < n; ++i) {
+    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(b.key(i + kPrefetch));
     uint64_t hash;
     if (classified) {
       classified = false;

@@ -71,6 +71,9 @@ class KeySetModel final : public Model {
       if (t == tag && keys_[i] == key) return true;
     }
   }
+  void Prefetch(std::string_view key) const override {
+    __builtin_prefetch(&tags_[Tag(key) & mask_]);
+  }
   std::string Describe() const override {
     return description_ + "(" + std::to_string(size_) + " keys)";
   }

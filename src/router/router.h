@@ -29,6 +29,7 @@ class Router {
   Router(const Config::RouterConfig& config, std::shared_ptr<const Model> initial);
 
   bool IsHot(std::string_view key, uint64_t hash) const { return model_->IsHot(key, hash); }
+  void Prefetch(std::string_view key) const { model_->Prefetch(key); }
 
   // Counts the request into the shadow histogram with probability sample_rate.
   void Sample(uint64_t hash) {
