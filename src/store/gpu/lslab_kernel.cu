@@ -1,14 +1,15 @@
 // The L-Slab kernel (paper §5.1): lock-based, warp-cooperative slab lists.
 //
-// Per op, the whole warp works for one leader op at a time:
+// Per op, a tile of lanes (the whole warp in the paper; by default 8 lanes,
+// so that a warp has 4 ops in flight) works for one leader op at a time:
 //   1. same-key order: lane 0 waits until done[group] >= need (the host
 //      numbered the batch's ops on one key; waits only point to earlier ops,
 //      which were claimed earlier by running warps, so no deadlock);
 //   2. lane 0 takes the bucket's readers–writer spin lock (GET: read,
 //      everything else: write; the writer announces itself first, so readers
 //      cannot starve it);
-//   3. every lane reads its key word and its value word of the slab; the
-//      meta word (lane 31) is shuffled to all; a ballot finds the matches
+//   3. every lane reads its key words of the slab (32 / tile of them); the
+//      meta word (word 31) is shuffled to all; ballots find the matches
 //      (general layout: hash matches, then an exact warp-wide compare of the
 //      key record's bytes against the batch's copy of the key);
 //   4. lane 0 performs the op and writes the result, then unlocks.
@@ -486,8 +487,8 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
 }
 
 // Default variant: uncapped registers, 8 lanes per op (4 ops of a warp in
-// flight) — the fastest on the H100 for every mix but 50/50, where it was
-// within 5% (bench/results/h100/kernel_fixed8.json).
+// flight): the fastest on the H100 for every mix, 1.5x the whole-warp
+// variant (bench/results/h100/kernel_fixed8.json).
 int g_min_blocks = 1;
 int g_tile = 8;
 int g_resident_blocks[2][5] = {};
