@@ -1,31 +1,10 @@
-// Store::Open picks the backend; the blocking conveniences are built once
-// here on top of the asynchronous Submit every backend implements.
-#include <future>
-
+// Store::Open validates the Config and picks the backend (and, for modes
+// other than gpu-only, wraps it in the engine).
 #include "kvcg/engine.h"
 #include "kvcg/store.h"
 #include "store/backends.h"
 
 namespace kvcg {
-
-namespace store {
-
-Status ValidateConfig(const Config& config) {
-  if (config.hash == nullptr) return Status::InvalidArgument("hash function must not be null");
-  if (config.max_key_bytes == 0) return Status::InvalidArgument("max_key_bytes must be > 0");
-  if (config.layout == Layout::kFixed8 && (config.max_key_bytes < 8 || config.max_value_bytes < 8)) {
-    return Status::InvalidArgument("layout fixed8 needs max_key_bytes and max_value_bytes >= 8");
-  }
-  if (config.cpu_shards != 0 && (config.cpu_shards & (config.cpu_shards - 1)) != 0) {
-    return Status::InvalidArgument("cpu_shards must be a power of two (or 0 for auto)");
-  }
-  if (config.backend != Backend::kCpu && config.gpu_orchestrators == 0) {
-    return Status::InvalidArgument("gpu_orchestrators must be > 0");
-  }
-  return Status::Ok();
-}
-
-}  // namespace store
 
 namespace {
 Status OpenCanonical(const Config& config, std::unique_ptr<Store>* out) {
@@ -58,33 +37,5 @@ Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
   if (s.ok()) *out = std::move(engine);
   return s;
 }
-
-void Store::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
-  std::promise<std::vector<OpResult>> promise;
-  std::future<std::vector<OpResult>> future = promise.get_future();
-  Submit(batch, [&promise](std::vector<OpResult>&& r) { promise.set_value(std::move(r)); });
-  *results = future.get();
-}
-
-std::vector<OpResult> Store::Execute(const Batch& batch) {
-  std::vector<OpResult> results;
-  ExecuteInto(batch, &results);
-  return results;
-}
-
-namespace {
-OpResult ExecuteOne(Store* store, OpType type, std::string_view key, std::string_view value) {
-  Batch batch;
-  batch.Append(type, key, value);
-  std::vector<OpResult> results = store->Execute(batch);
-  return std::move(results.at(0));
-}
-}  // namespace
-
-OpResult Store::Get(std::string_view key) { return ExecuteOne(this, OpType::kGet, key, {}); }
-OpResult Store::Put(std::string_view key, std::string_view value) {
-  return ExecuteOne(this, OpType::kPut, key, value);
-}
-OpResult Store::Delete(std::string_view key) { return ExecuteOne(this, OpType::kDelete, key, {}); }
 
 }  // namespace kvcg
