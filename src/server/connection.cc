@@ -370,7 +370,8 @@ void Connection::ProcessRound() {
   in_flight_ = false;
   loop_->stats().store_latency.Record(NowNs() - submit_ns_);
   std::vector<OpResult> results = std::move(results_);
-  std::vector<uint32_t> finished;
+  std::vector<uint32_t>& finished = prev_round_;  // reused: no allocation per round
+  finished.clear();
   finished.swap(round_);
   blocked_small_.clear();
   blocked_large_.clear();

@@ -182,6 +182,7 @@ class Connection {
   // The round.
   Batch batch_;
   std::vector<uint32_t> round_;  // commands with operations in batch_
+  std::vector<uint32_t> prev_round_;
   std::vector<std::string_view> blocked_small_;
   std::unordered_set<std::string_view> blocked_large_;
   bool in_flight_ = false;
