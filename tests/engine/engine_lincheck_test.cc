@@ -41,6 +41,9 @@ struct Row {
   HashFunction hash;
 };
 
+// gtest prints a row by its name.
+void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
+
 class EngineLincheckTest : public ::testing::TestWithParam<Row> {};
 
 constexpr int kKeys = 12;
