@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,7 +41,11 @@ LoadResult RunClosedLoop(Store* store, const workload::WorkloadSpec& spec,
   for (unsigned t = 0; t < threads; ++t) clients.push_back(std::make_unique<ClientState>());
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> completed{0};
-  const auto start = Clock::now();
+  // Generators are built before the clock starts: a zipfian's zeta sum takes
+  // tens of milliseconds, which would otherwise eat into short runs.
+  std::latch ready(threads);
+  std::atomic<bool> go{false};
+  Clock::time_point start;
   const double interval_ns = options.interval_ms * 1e6;
 
   std::vector<std::thread> workers;
@@ -48,6 +53,8 @@ LoadResult RunClosedLoop(Store* store, const workload::WorkloadSpec& spec,
     workers.emplace_back([&, t] {
       ClientState& me = *clients[t];
       workload::OperationGenerator gen(spec, SeedOf(options.seed, t), insert_counter);
+      ready.count_down();
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
       uint64_t quota = options.ops == 0 ? UINT64_MAX
                                         : options.ops / threads + (t < options.ops % threads ? 1 : 0);
       std::string key, value;
@@ -117,6 +124,10 @@ LoadResult RunClosedLoop(Store* store, const workload::WorkloadSpec& spec,
       me.result.ycsb_ops = ycsb_ops;
     });
   }
+
+  ready.wait();
+  start = Clock::now();
+  go.store(true, std::memory_order_release);
 
   // The monitor: ticks, and ends a timed run.
   std::mutex done_mu;
