@@ -34,7 +34,10 @@ PRESETS = {
                   timeline_ms=20, timeline_seconds=2.0, switch_at=0.7),
     "full": dict(backend="gpu", key_space=1_000_000_000, prefill=10_000_000, threads=12,
                  batch=512, pipeline=2, seconds=1.5, warmup=0.5, train_ops=5_000_000,
-                 sample_rate=0.1, timeline_ms=10, timeline_seconds=4.0, switch_at=1.3),
+                 sample_rate=0.1, timeline_ms=10, timeline_seconds=4.0, switch_at=1.3,
+                 # 10 M 8-byte keys need well under 1 GiB of slabs (larger values live
+                 # in host memory); a bounded pool keeps each of the ~20 opens short.
+                 gpu_memory_mb=8192),
 }
 
 # Sweep values per preset ("smoke" keeps two points per curve).
@@ -67,7 +70,8 @@ def common_args(p, preset):
             "--batch", str(p["batch"]), "--pipeline", str(p["pipeline"]),
             "--seconds", str(p["seconds"]), "--warmup", str(p["warmup"]),
             "--train-ops", str(p["train_ops"]), "--sample-rate", str(p["sample_rate"]),
-            "--progress", "0" if preset == "smoke" else "2"]
+            "--progress", "0" if preset == "smoke" else "2"] + (
+                ["--gpu-memory-mb", str(p["gpu_memory_mb"])] if "gpu_memory_mb" in p else [])
 
 
 def runs_for(figure, preset):
@@ -120,7 +124,8 @@ def find_driver(explicit):
     if explicit:
         return explicit
     for rel in ["build-eval/kvcg-ycsb", "build-eval/bench/eval/kvcg-ycsb",
-                "build/bench/eval/kvcg-ycsb", "build/kvcg-ycsb", "build-gpu/bench/eval/kvcg-ycsb"]:
+                "build/bench/eval/kvcg-ycsb", "build/kvcg-ycsb", "build-h100/bench/eval/kvcg-ycsb",
+                "build-h100/kvcg-ycsb", "build-gpu/bench/eval/kvcg-ycsb"]:
         path = os.path.join(ROOT, rel)
         if os.access(path, os.X_OK):
             return path
@@ -188,6 +193,12 @@ def main():
         ok = run_figure(f, a.preset, driver, a.out, extra) and ok
         print(f"run.py: fig {f} done in {time.time() - start:.1f} s", file=sys.stderr, flush=True)
     if a.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("run.py: matplotlib missing here; draw the PNGs elsewhere with "
+                  f"scripts/eval/plot.py {a.out}", file=sys.stderr)
+            return 0 if ok else 1
         cmd = [sys.executable, os.path.join(HERE, "plot.py"), a.out, "--figure", ",".join(figures)]
         ok = subprocess.run(cmd).returncode == 0 and ok
     return 0 if ok else 1
