@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kvcg/config.h"
+#include "kvcg/engine.h"
 #include "server/cmd_common.h"
 #include "server/command_table.h"
 #include "server/connection.h"
@@ -219,11 +220,32 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     line("layout", LayoutName(si.layout));
     line("store_keys", std::to_string(srv.store()->Size()));
     line("store_memory_bytes", std::to_string(srv.store()->MemoryBytes()));
-    // Hot/cold split and the router live in the engine, which the Store API
-    // does not expose yet.
-    line("hot_ops", "n/a");
-    line("cold_ops", "n/a");
-    line("router_model_version", "n/a");
+    // Hot/cold split and the router: from the engine when the mode has one
+    // (kvcg, cpu-only); gpu-only is the canonical store alone.
+    if (Engine* engine = AsEngine(srv.store())) {
+      EngineStats es = engine->Stats();
+      auto lat = [&](const char* prefix, const LatencySummary& l) {
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), "%.2f", l.p50_us);
+        line(std::string(prefix) + "_latency_p50_us", buf);
+        std::snprintf(buf, sizeof(buf), "%.2f", l.p99_us);
+        line(std::string(prefix) + "_latency_p99_us", buf);
+      };
+      line("hot_ops", std::to_string(es.hot.ops));
+      line("hot_hits", std::to_string(es.hot.hits));
+      line("hot_misses", std::to_string(es.hot.misses));
+      lat("hot", es.hot.latency);
+      line("cold_ops", std::to_string(es.cold.ops));
+      lat("cold", es.cold.latency);
+      line("hot_cache_entries", std::to_string(es.hot_cache_entries));
+      line("router_model_version", std::to_string(es.model_version));
+      line("router_model", es.model);
+      line("router_switches", std::to_string(es.switches));
+    } else {
+      line("hot_ops", "0");
+      line("cold_ops", std::to_string(Load(st.batch_ops)));
+      line("router_model_version", "none");
+    }
     uint64_t batches = Load(st.batches), ops = Load(st.batch_ops);
     line("batches", std::to_string(batches));
     line("batch_ops", std::to_string(ops));

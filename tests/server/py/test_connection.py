@@ -117,7 +117,12 @@ def test_info_sections(r):
     k = r.info("kvcg")
     assert k["backend"] == "cpu"
     extra = os.environ.get("KVCG_SERVER_ARGS", "").split()
-    assert k["mode"] == (extra[extra.index("--mode") + 1] if "--mode" in extra else "gpu-only")
+    mode = extra[extra.index("--mode") + 1] if "--mode" in extra else "gpu-only"
+    assert k["mode"] == mode
+    if mode == "gpu-only":
+        assert k["hot_ops"] == 0 and k["router_model_version"] == "none"
+    else:
+        assert int(k["hot_ops"]) + int(k["cold_ops"]) > 0
     assert int(k["batches"]) > 0
     stats = r.info("commandstats")
     assert stats["cmdstat_set"]["calls"] >= 1
