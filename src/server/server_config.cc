@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -57,6 +59,20 @@ std::string SetMem(const std::vector<std::string>& args, uint64_t* field, uint64
           return e;                                                                      \
         }                                                                                \
   }
+#define KVCG_DOUBLE(NAME, FIELD, MIN, MAX, HELP)                                               \
+  OptionSpec {                                                                              \
+    NAME, HELP, false, [](const ServerConfig& c) { return FormatDouble(c.FIELD); },         \
+        [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {             \
+          std::string v;                                                                    \
+          if (auto e = OneArg(a, &v); !e.empty()) return e;                                 \
+          char* end = nullptr;                                                              \
+          double d = std::strtod(v.c_str(), &end);                                          \
+          if (v.empty() || *end != '\0' || !(d >= MIN && d <= MAX))                          \
+            return "argument must be a number between " #MIN " and " #MAX;                  \
+          c.FIELD = d;                                                                      \
+          return "";                                                                        \
+        }                                                                                   \
+  }
 #define KVCG_MEM(NAME, FIELD, MIN, RUNTIME, HELP)                                           \
   OptionSpec {                                                                           \
     NAME, HELP, RUNTIME, [](const ServerConfig& c) { return std::to_string(c.FIELD); }, \
@@ -84,6 +100,12 @@ std::string SetMem(const std::vector<std::string>& args, uint64_t* field, uint64
           return "";                                                                     \
         }                                                                                \
   }
+
+std::string FormatDouble(double d) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", d);
+  return buf;
+}
 
 const char* LogLevels[] = {"debug", "verbose", "notice", "warning", "nothing"};
 
@@ -185,6 +207,17 @@ std::vector<OptionSpec> MakeOptions() {
                "aggregated GPU batch bound; 0 = 2 x resident threads"),
       KVCG_U64("gpu-batch-timeout-us", store.gpu_batch_timeout_us, 0, 1000000, false,
                "aggregation time bound in microseconds"),
+      KVCG_U64("router-bins", store.router.bins, 1, 1u << 30, false, "router histogram bins over the hash space"),
+      KVCG_DOUBLE("router-threshold", store.router.threshold, 0.0, 1.0,
+                  "a bin is hot when its share of sampled accesses exceeds this"),
+      KVCG_DOUBLE("router-sample-rate", store.router.sample_rate, 0.0, 1.0,
+                  "fraction of requests the shadow model is trained on"),
+      KVCG_U64("router-switch-period-ms", store.router.switch_period_ms, 0, 1u << 30, false,
+               "install the shadow model this often; 0 = only on demand"),
+      KVCG_U64("router-min-samples", store.router.min_samples, 0, UINT64_MAX >> 1, false,
+               "a periodic switch waits for this many samples"),
+      KVCG_U64("hot-cache-buckets", store.hot_cache_buckets, 0, UINT64_MAX >> 1, false,
+               "hot-cache buckets (8-entry nodes); 0 = auto"),
       KVCG_U64("retry-timeout-ms", store.retry_timeout_ms, 1, 3600000, false,
                "bound on internal retries before an operation times out"),
   };
