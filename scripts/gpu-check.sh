@@ -122,6 +122,9 @@ if [[ " $STAGES " == *" bench "* ]]; then
   # End to end: 8 orchestrators packing 64K-op batches (the host side is the
   # bottleneck, see docs/BENCHMARKS.md), 8 submitter threads.
   run_bench e2e_fixed8 e2e --layout fixed8 --keys-log2 26 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
+  # The columnar bulk API (kvcg/gpu_bulk.h): pinned host arrays in and out,
+  # hashing and same-key numbering on the GPU, 4 calling threads.
+  run_bench e2e_bulk_fixed8 e2e-bulk --keys-log2 26 --threads 4 --batch 4194304 --seconds 2
   run_bench e2e_general e2e --layout general --keys-log2 24 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
   run_bench latency_fixed8 latency --layout fixed8 --keys-log2 22 --iterations 5000
   run_bench latency_general latency --layout general --keys-log2 22 --iterations 5000
@@ -147,6 +150,12 @@ for lay in ("fixed8", "general"):
               f"(H2D {e['pcie_h2d_gbs']} GB/s / {e['arb_in_bytes_per_op']} B/op)")
         for m in e["mixes"]:
             print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok']})")
+b = load("e2e_bulk_fixed8")
+if b:
+    print(f"(b) e2e bulk fixed8 (ExecuteFixed8), {b['keys']} keys; PCIe bound {b['bound_pcie_gops']:.3f} G ops/s "
+          f"(H2D {b['pcie_h2d_gbs']} GB/s / {b['in_bytes_per_op']} B/op)")
+    for m in b["mixes"]:
+        print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok_last_calls']})")
 for name in ("fixed8", "general", "fixed8_1orch"):
     l = load("latency_" + name)
     if l:

@@ -13,6 +13,10 @@
 //            mixes; fixed8 and general (16-byte keys, 64-byte values); next
 //            to the PCIe bound (pinned H2D/D2H bandwidth measured in the same
 //            run, divided by the bytes each op moves in our batch format).
+//   e2e-bulk (b) the columnar bulk API (kvcg/gpu_bulk.h), fixed8: submitter
+//            threads call ExecuteFixed8 on pinned host arrays of --batch ops,
+//            results back in pinned host arrays; same mixes, next to the
+//            PCIe bound for its 17 B in / 9 B out per op.
 //   latency  (c) one thread, Execute of a 512-op 95/5 batch at a time (low
 //            load): p50, p99, max.
 //
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "bench_kernels.h"
+#include "kvcg/gpu_bulk.h"
 #include "kvcg/store.h"
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/lslab_kernel.h"
@@ -64,6 +69,7 @@ struct Args {
   int iterations = 5000;
   int orchestrators = 4;
   int max_batch = 0;  // 0 = the store's default (2 x resident threads)
+  int batch = 1 << 22;  // e2e-bulk: ops per ExecuteFixed8 call
 };
 
 struct Mix {
@@ -459,6 +465,142 @@ int RunE2e(const Args& args) {
   return 0;
 }
 
+// ------------------------------------------------------- (b) e2e, bulk API
+struct PinnedOps {
+  size_t n = 0;
+  kvcg::OpType* types = nullptr;
+  uint64_t *keys = nullptr, *values = nullptr, *results = nullptr;
+  kvcg::Code* codes = nullptr;
+  explicit PinnedOps(size_t count) : n(count) {
+    types = static_cast<kvcg::OpType*>(kvcg::gpu::AllocPinned(n));
+    keys = static_cast<uint64_t*>(kvcg::gpu::AllocPinned(n * 8));
+    values = static_cast<uint64_t*>(kvcg::gpu::AllocPinned(n * 8));
+    results = static_cast<uint64_t*>(kvcg::gpu::AllocPinned(n * 8));
+    codes = static_cast<kvcg::Code*>(kvcg::gpu::AllocPinned(n));
+    if (!types || !keys || !values || !results || !codes) {
+      std::fprintf(stderr, "AllocPinned failed\n");
+      std::exit(2);
+    }
+  }
+  ~PinnedOps() {
+    for (void* p : {(void*)types, (void*)keys, (void*)values, (void*)results, (void*)codes}) {
+      kvcg::gpu::FreePinned(p);
+    }
+  }
+  kvcg::gpu::Fixed8Ops View(size_t count) const {
+    kvcg::gpu::Fixed8Ops o;
+    o.n = count;
+    o.types = types;
+    o.keys = keys;
+    o.values = values;
+    o.codes = codes;
+    o.results = results;
+    return o;
+  }
+};
+
+void BulkOrDie(kvcg::Store* store, const kvcg::gpu::Fixed8Ops& ops) {
+  kvcg::Status s = kvcg::gpu::ExecuteFixed8(store, ops);
+  if (!s.ok()) {
+    std::fprintf(stderr, "ExecuteFixed8: %s\n", s.ToString().c_str());
+    std::exit(2);
+  }
+}
+
+int RunE2eBulk(const Args& args) {
+  const uint64_t keys = 1ull << args.keys_log2;
+  kvcg::Config c;
+  c.layout = kvcg::Layout::kFixed8;
+  c.expected_keys = keys;
+  c.gpu_orchestrators = uint32_t(args.orchestrators);
+  auto store = OpenGpu(c);
+  const int T = args.threads;
+  const size_t N = size_t(args.batch);
+  uint64_t value;
+  std::memcpy(&value, "vvvvvvvv", 8);
+
+  std::vector<std::unique_ptr<PinnedOps>> bufs;
+  for (int t = 0; t < T; ++t) bufs.push_back(std::make_unique<PinnedOps>(N));
+  // Prefill through the bulk API (one thread: the keys are distinct).
+  const auto t0 = Clock::now();
+  {
+    PinnedOps& p = *bufs[0];
+    for (uint64_t base = 0; base < keys; base += N) {
+      const size_t m = size_t(std::min<uint64_t>(N, keys - base));
+      for (size_t i = 0; i < m; ++i) {
+        p.types[i] = kvcg::OpType::kPut;
+        p.keys[i] = BenchKey(base + i);
+        p.values[i] = value;
+      }
+      BulkOrDie(store.get(), p.View(m));
+    }
+  }
+  const double fill_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::fprintf(stderr, "e2e-bulk: prefilled %llu keys in %.2f s (%.1f M ops/s incl. host fill), size %llu\n",
+               (unsigned long long)keys, fill_s, keys / fill_s / 1e6,
+               (unsigned long long)store->Size());
+
+  const double h2d = MeasurePcie(true), d2h = MeasurePcie(false);
+  const double in_bytes = 17, out_bytes = 9;  // type + key + value in; code + value out
+  const double bound = std::min(h2d / in_bytes, d2h / out_bytes);
+  std::printf("{\n  \"benchmark\": \"e2e_bulk\", \"device\": \"%s\", \"date\": \"%s\",\n",
+              DeviceName().c_str(), Now().c_str());
+  std::printf("  \"api\": \"kvcg::gpu::ExecuteFixed8 (pinned host arrays)\", \"layout\": \"fixed8\", "
+              "\"keys\": %llu, \"key_bytes\": 8, \"value_bytes\": 8,\n",
+              (unsigned long long)keys);
+  std::printf("  \"submit_threads\": %d, \"ops_per_call\": %zu, \"chunk_ops\": 1048576, \"store\": \"%s\",\n",
+              T, N, store->Info().detail.c_str());
+  std::printf("  \"prefill_mops\": %.1f,\n", keys / fill_s / 1e6);
+  std::printf("  \"pcie_h2d_gbs\": %.1f, \"pcie_d2h_gbs\": %.1f, \"in_bytes_per_op\": %.0f, "
+              "\"out_bytes_per_op\": %.0f, \"bound_pcie_gops\": %.3f, "
+              "\"bound_pcie_store_path_format_gops\": %.3f,\n",
+              h2d, d2h, in_bytes, out_bytes, bound, std::min(h2d / 32, d2h / 9));
+  std::printf("  \"mixes\": [\n");
+  bool first_mix = true;
+  for (const Mix& mix : kMixes) {
+    for (int t = 0; t < T; ++t) {
+      std::mt19937_64 rng(t * 7919 + mix.put_per_mille);
+      PinnedOps& p = *bufs[t];
+      for (size_t i = 0; i < N; ++i) {
+        p.keys[i] = BenchKey(rng() % keys);
+        p.types[i] = rng() % 1000 < mix.put_per_mille ? kvcg::OpType::kPut : kvcg::OpType::kGet;
+        p.values[i] = value;
+      }
+    }
+    BulkOrDie(store.get(), bufs[0]->View(N));  // warm-up: contexts, buffers
+    std::atomic<uint64_t> done_ops{0}, bad{0};
+    std::atomic<bool> stop{false};
+    const auto start = Clock::now();
+    std::vector<std::thread> th;
+    for (int t = 0; t < T; ++t) {
+      th.emplace_back([&, t] {
+        PinnedOps& p = *bufs[t];
+        while (!stop.load(std::memory_order_relaxed)) {
+          BulkOrDie(store.get(), p.View(N));
+          done_ops.fetch_add(N, std::memory_order_relaxed);
+        }
+        uint64_t miss = 0;
+        for (size_t i = 0; i < N; ++i) miss += p.codes[i] != kvcg::Code::kOk;
+        bad.fetch_add(miss);
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(args.seconds));
+    stop = true;
+    for (auto& x : th) x.join();
+    const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    const double gops = done_ops.load() / secs / 1e9;
+    std::fprintf(stderr, "e2e-bulk %-12s %.3f G ops/s (%llu ops, %llu not ok in the last calls)\n",
+                 mix.name, gops, (unsigned long long)done_ops.load(),
+                 (unsigned long long)bad.load());
+    std::printf("%s    {\"mix\": \"%s\", \"gops\": %.4f, \"ops\": %llu, \"not_ok_last_calls\": %llu}",
+                first_mix ? "" : ",\n", mix.name, gops, (unsigned long long)done_ops.load(),
+                (unsigned long long)bad.load());
+    first_mix = false;
+  }
+  std::printf("\n  ]\n}\n");
+  return 0;
+}
+
 // ---------------------------------------------------------------- (c) latency
 int RunLatency(const Args& args) {
   setenv("KVCG_GPU_PROFILE", "1", 0);  // orchestrators print where their time went
@@ -531,6 +673,7 @@ int main(int argc, char** argv) {
     else if (f == "--iterations") args.iterations = std::stoi(v);
     else if (f == "--orchestrators") args.orchestrators = std::stoi(v);
     else if (f == "--max-batch") args.max_batch = std::stoi(v);
+    else if (f == "--batch") args.batch = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown flag %s\n", f.c_str());
       return 1;
@@ -544,6 +687,7 @@ int main(int argc, char** argv) {
   if (args.mode == "kernel") return RunKernel(args);
   if (args.mode == "e2e") return RunE2e(args);
   if (args.mode == "latency") return RunLatency(args);
+  if (args.mode == "e2e-bulk") return RunE2eBulk(args);
   std::fprintf(stderr, "unknown mode %s\n", args.mode.c_str());
   return 1;
 }

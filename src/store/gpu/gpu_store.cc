@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "store/backends.h"
+#include "store/gpu/bulk.h"
 #include "store/gpu/lslab_kernel.h"
 #include "store/gpu/orchestrator.h"
 
@@ -160,6 +161,7 @@ Status GpuStore::Init() {
 }
 
 GpuStore::~GpuStore() {
+  bulk_free_.clear();  // callers are gone: every context is idle
   for (auto& o : orchestrators_) o->Stop();
   orchestrators_.clear();  // frees the heaps while the table still exists
   pool_.reset();
@@ -274,6 +276,7 @@ void GpuStore::ArriveAtBarrier(ClearBarrier* b) {
 
 void GpuStore::Clear() {
   std::lock_guard<std::mutex> clear_lock(clear_mu_);
+  std::unique_lock<std::shared_mutex> gate(clear_gate_);
   ClearBarrier barrier;
   for (auto& o : orchestrators_) {
     Part* p = new Part;

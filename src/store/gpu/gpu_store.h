@@ -26,9 +26,11 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "kvcg/gpu_bulk.h"
 #include "kvcg/store.h"
 #include "store/gpu/lslab_types.h"
 #include "store/gpu/slab_pool.h"
@@ -36,6 +38,7 @@
 namespace kvcg::store::gpu {
 
 class Orchestrator;
+class BulkContext;
 
 // One Submit call.
 struct Request {
@@ -83,6 +86,11 @@ class GpuStore final : public Store {
   void Clear() override;
   StoreInfo Info() const override;
 
+  // kvcg::gpu::ExecuteFixed8 (kvcg/gpu_bulk.h, which states the contract):
+  // runs on the calling thread with a pooled BulkContext (bulk.h), beside
+  // the orchestrators, against the same table.
+  Status BulkFixed8(const kvcg::gpu::Fixed8Ops& ops);
+
   // --- For orchestrators and benchmarks.
   const Config& config() const { return config_; }
   bool general() const { return config_.layout == Layout::kGeneral; }
@@ -115,6 +123,11 @@ class GpuStore final : public Store {
   cudaStream_t control_ = nullptr;
   std::vector<std::unique_ptr<Orchestrator>> orchestrators_;
   std::mutex clear_mu_;  // one Clear at a time
+  // Bulk calls hold it shared; Clear() exclusively (no kernel of a bulk call
+  // may run while the table is wiped).
+  std::shared_mutex clear_gate_;
+  std::mutex bulk_mu_;
+  std::vector<std::unique_ptr<BulkContext>> bulk_free_;  // idle contexts
 };
 
 }  // namespace kvcg::store::gpu
