@@ -105,6 +105,10 @@ ScrambledZipfianGenerator::ScrambledZipfianGenerator(uint64_t key_space, double 
       // YCSB hard-codes zeta(10^10, 0.99) = 26.46902820178302; Zeta() matches it.
       zipf_(kItemCount, theta, theta == 0.99 ? 26.46902820178302 : Zeta(kItemCount, theta)) {}
 
+ScrambledZipfianGenerator::ScrambledZipfianGenerator(uint64_t key_space, double theta,
+                                                     uint64_t items)
+    : key_space_(key_space), zipf_(items, theta) {}
+
 SkewedLatestGenerator::SkewedLatestGenerator(uint64_t initial_items, double theta)
     : zipf_(initial_items == 0 ? 1 : initial_items, theta) {}
 

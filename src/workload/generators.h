@@ -64,6 +64,9 @@ class ScrambledZipfianGenerator {
  public:
   static constexpr uint64_t kItemCount = 10'000'000'000ull;  // YCSB ITEM_COUNT
   ScrambledZipfianGenerator(uint64_t key_space, double theta);
+  // Ranks drawn over `items` instead of YCSB's 10^10 (e.g. items = key_space,
+  // so that folding does not flatten the popularity of the hottest keys).
+  ScrambledZipfianGenerator(uint64_t key_space, double theta, uint64_t items);
   uint64_t Next(Random& rng) { return FnvHash64(zipf_.Next(rng)) % key_space_; }
 
  private:

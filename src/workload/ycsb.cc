@@ -54,7 +54,10 @@ OperationGenerator::OperationGenerator(const WorkloadSpec& spec, uint64_t seed,
                                        std::atomic<uint64_t>* insert_counter)
     : spec_(spec), rng_(seed), insert_counter_(insert_counter) {
   if (spec_.distribution == Distribution::kZipfian) {
-    zipf_ = std::make_unique<ScrambledZipfianGenerator>(spec_.key_space, spec_.theta);
+    zipf_ = spec_.zipf_items == 0
+                ? std::make_unique<ScrambledZipfianGenerator>(spec_.key_space, spec_.theta)
+                : std::make_unique<ScrambledZipfianGenerator>(spec_.key_space, spec_.theta,
+                                                              spec_.zipf_items);
   } else if (spec_.distribution == Distribution::kLatest) {
     latest_ = std::make_unique<SkewedLatestGenerator>(spec_.prefill, spec_.theta);
   }

@@ -38,6 +38,9 @@ struct WorkloadSpec {
   uint64_t prefill = 10'000'000;
   size_t key_bytes = 8;
   size_t value_bytes = 8;
+  // Zipfian ranks are drawn over this many items and folded into key_space;
+  // 0 = YCSB's 10^10 (ScrambledZipfianGenerator::kItemCount).
+  uint64_t zipf_items = 0;
 };
 
 // The YCSB core workloads: "a" (50/50 read/update), "b" (95/5), "c" (read
