@@ -128,6 +128,7 @@ if [[ " $STAGES " == *" bench "* ]]; then
   run_bench e2e_general e2e --layout general --keys-log2 24 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
   run_bench latency_fixed8 latency --layout fixed8 --keys-log2 22 --iterations 5000
   run_bench latency_general latency --layout general --keys-log2 22 --iterations 5000
+  run_bench latency_bulk_fixed8 latency-bulk --keys-log2 22 --iterations 5000
   run_bench latency_fixed8_1orch latency --layout fixed8 --keys-log2 22 --iterations 5000 --orchestrators 1
   python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
 import json, sys, os
@@ -156,7 +157,7 @@ if b:
           f"(H2D {b['pcie_h2d_gbs']} GB/s / {b['in_bytes_per_op']} B/op)")
     for m in b["mixes"]:
         print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok_last_calls']})")
-for name in ("fixed8", "general", "fixed8_1orch"):
+for name in ("fixed8", "general", "fixed8_1orch", "bulk_fixed8"):
     l = load("latency_" + name)
     if l:
         print(f"(c) latency {name} 512-op 95/5: p50 {l['p50_us']} us, p99 {l['p99_us']} us, max {l['max_us']} us")

@@ -17,6 +17,7 @@
 //            threads call ExecuteFixed8 on pinned host arrays of --batch ops,
 //            results back in pinned host arrays; same mixes, next to the
 //            PCIe bound for its 17 B in / 9 B out per op.
+//   latency-bulk (c) as latency, through ExecuteFixed8 (fixed8 only).
 //   latency  (c) one thread, Execute of a 512-op 95/5 batch at a time (low
 //            load): p50, p99, max.
 //
@@ -601,6 +602,53 @@ int RunE2eBulk(const Args& args) {
   return 0;
 }
 
+int RunLatencyBulk(const Args& args) {
+  const uint64_t keys = 1ull << std::min(args.keys_log2, 22);
+  kvcg::Config c;
+  c.layout = kvcg::Layout::kFixed8;
+  c.expected_keys = keys;
+  c.gpu_orchestrators = uint32_t(args.orchestrators);
+  auto store = OpenGpu(c);
+  uint64_t value;
+  std::memcpy(&value, "vvvvvvvv", 8);
+  {
+    PinnedOps p(keys);
+    for (uint64_t i = 0; i < keys; ++i) {
+      p.types[i] = kvcg::OpType::kPut;
+      p.keys[i] = BenchKey(i);
+      p.values[i] = value;
+    }
+    BulkOrDie(store.get(), p.View(keys));
+  }
+  std::mt19937_64 rng(5);
+  std::vector<std::unique_ptr<PinnedOps>> pre;
+  for (int b = 0; b < 64; ++b) {
+    pre.push_back(std::make_unique<PinnedOps>(512));
+    for (int i = 0; i < 512; ++i) {
+      pre.back()->keys[i] = BenchKey(rng() % keys);
+      pre.back()->types[i] = rng() % 100 < 5 ? kvcg::OpType::kPut : kvcg::OpType::kGet;
+      pre.back()->values[i] = value;
+    }
+  }
+  std::vector<double> us;
+  for (int i = 0; i < args.iterations + 200; ++i) {
+    const auto t0 = Clock::now();
+    BulkOrDie(store.get(), pre[i % pre.size()]->View(512));
+    const double x = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (i >= 200) us.push_back(x);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  std::sort(us.begin(), us.end());
+  auto pct = [&](double q) { return us[std::min(us.size() - 1, size_t(q * us.size()))]; };
+  std::fprintf(stderr, "latency-bulk fixed8 512-op call: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+               pct(0.5), pct(0.99), us.back());
+  std::printf("{\"benchmark\": \"latency_bulk\", \"api\": \"kvcg::gpu::ExecuteFixed8\", \"device\": \"%s\", "
+              "\"date\": \"%s\", \"layout\": \"fixed8\", \"batch_ops\": 512, \"mix\": \"get95_put5\", "
+              "\"samples\": %zu, \"p50_us\": %.2f, \"p99_us\": %.2f, \"max_us\": %.2f}\n",
+              DeviceName().c_str(), Now().c_str(), us.size(), pct(0.5), pct(0.99), us.back());
+  return 0;
+}
+
 // ---------------------------------------------------------------- (c) latency
 int RunLatency(const Args& args) {
   setenv("KVCG_GPU_PROFILE", "1", 0);  // orchestrators print where their time went
@@ -688,6 +736,7 @@ int main(int argc, char** argv) {
   if (args.mode == "e2e") return RunE2e(args);
   if (args.mode == "latency") return RunLatency(args);
   if (args.mode == "e2e-bulk") return RunE2eBulk(args);
+  if (args.mode == "latency-bulk") return RunLatencyBulk(args);
   std::fprintf(stderr, "unknown mode %s\n", args.mode.c_str());
   return 1;
 }
