@@ -354,6 +354,9 @@ void KvcgEngine::FinishStashed(uint64_t count) {
 }
 
 bool KvcgEngine::Replay(uint64_t* replayed, std::string* error) {
+  // Size() = canonical size + the cache's presence delta; a replay changes
+  // the first before CommitLog fixes the second, so Size() waits it out.
+  std::lock_guard size_lock(size_mu_);
   Batch replay;
   cache_.CollectLog(&replay);
   *replayed = replay.size();
@@ -460,6 +463,10 @@ void KvcgEngine::RecordSwitch(const SwitchRecord& record) {
 // Whole-store calls.
 
 uint64_t KvcgEngine::Size() const {
+  // Inside a completion the replay we would wait for may need this thread;
+  // there the answer may be off by the updates being replayed.
+  std::unique_lock size_lock(size_mu_, std::defer_lock);
+  if (tls_engine_depth == 0) size_lock.lock();
   const int64_t size =
       static_cast<int64_t>(canonical_->Size()) + cache_.presence_delta();
   return static_cast<uint64_t>(std::max<int64_t>(size, 0));
@@ -481,8 +488,11 @@ uint64_t KvcgEngine::MemoryBytes() const {
 void KvcgEngine::Clear() {
   std::lock_guard switch_lock(switch_mu_);
   Block();
-  cache_.Clear();
-  canonical_->Clear();
+  {
+    std::lock_guard size_lock(size_mu_);
+    cache_.Clear();
+    canonical_->Clear();
+  }
   Unblock();
 }
 

@@ -124,6 +124,9 @@ class KvcgEngine final : public Engine {
   std::vector<std::pair<Completion, std::vector<OpResult>>> stash_;  // under stash_mu_
 
   std::mutex switch_mu_;  // one switch (or flush, or clear) at a time
+  // Held across a replay and its CommitLog (and Clear), when the canonical
+  // store and the cache's presence delta disagree; Size() takes it.
+  mutable std::mutex size_mu_;
 
   std::mutex inflight_mu_;
   std::condition_variable inflight_cv_;
