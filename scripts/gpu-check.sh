@@ -7,7 +7,14 @@
 #   scripts/fetch-device-deps.sh          # once, on the networked machine
 #   run: scripts/gpu-check.sh             # carry: [".deps"]
 #
-# Environment: STAGES="build test bench" (default: all three), BUILD_DIR
+# Stages (STAGES, default "build test bench"; one device call has 10 minutes,
+# so a full check is two or three calls on a warm machine, e.g.
+# STAGES="build test", then STAGES="bench apps", then STAGES="eval"):
+#   build  configure + build with CUDA        test  every CTest test
+#   bench  GPU store benchmarks (issue 3)     apps  engine YCSB-B (issue 4),
+#          server vs redis-server (issue 6), CPU store vs libcuckoo (issue 2)
+#   eval   the KVCG paper's figures (issue 5), JSON + PNG
+# Environment: BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
 # KEYS_LOG2 (kernel benchmark key count, default 27), JOBS, TEST_WALL (seconds
 # for the whole ctest run, default 420), COMMIT (printed with the device).
@@ -166,8 +173,65 @@ EOF
   tar -C "$JSON" -cf "$OUT/results.tar" . && rm -rf "$JSON"
 fi
 
+if [[ " $STAGES " == *" apps "* ]]; then
+  echo "== engine, server and CPU-store benchmarks"
+  APPS=$OUT/apps
+  mkdir -p "$APPS"
+  c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  # Issue 4: YCSB-B-like, 1 G key space, 10 M prefilled, 8-byte keys/values.
+  if timeout 260 "$BUILD_DIR/bench/engine/kvcg-bench-engine" --backend gpu --layout fixed8 \
+      --modes kvcg,gpu-only,cpu-only --thetas 0.5,0.9,0.99 --threads 12 --seconds 3 --warmup 1 \
+      >"$APPS/engine_ycsb_b.json" 2>>"$OUT/apps.log"; then
+    python3 - "$APPS/engine_ycsb_b.json" >>"$OUT/apps-summary.txt" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    print(f"engine {r['mode']:<9} theta {r['theta']:<5} {r['throughput_mops']:8.2f} M ops/s"
+          f"  hot mean/p99 {r['hot']['mean_us']:.1f}/{r['hot']['p99_us']:.1f} us"
+          f"  cold mean/p99 {r['cold']['mean_us']:.1f}/{r['cold']['p99_us']:.1f} us")
+PYEOF
+  else
+    echo "engine benchmark FAILED" | tee -a "$OUT/apps-summary.txt"; tail -5 "$OUT/apps.log"
+  fi
+  # Issue 6: kvcg-server and redis-server (carried in .deps) under the same load.
+  if timeout 240 python3 bench/server/compare.py --machine h100 --out "$APPS/server_compare.json" \
+      --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
+      --kvcg-args "--backend gpu --io-threads 8" --connections 64 --threads 8 --pipelines 1,16,64 \
+      --duration 4 --warmup 1 >>"$OUT/apps.log" 2>&1; then
+    python3 - "$APPS/server_compare.json" >>"$OUT/apps-summary.txt" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d.get("runs", d.get("results", [])):
+    print("server", {k: r[k] for k in r if not isinstance(r[k], (dict, list))})
+PYEOF
+  else
+    echo "server comparison FAILED" | tee -a "$OUT/apps-summary.txt"; tail -5 "$OUT/apps.log"
+  fi
+  # Issue 2: the CPU store against libcuckoo on this host's 16 cores.
+  if timeout 200 "$BUILD_DIR/bench/cpu/kvcg-bench-cpu" --keys 10000000 --seconds 2 --threads 1,4,8,16 \
+      --batch 1,64 --machine "h100 host ($(nproc) cores)" --commit "$c" >"$APPS/cpu_store.json" 2>>"$OUT/apps.log"; then
+    grep "threads" "$OUT/apps.log" | grep -E "^\[" | tail -24 >>"$OUT/apps-summary.txt"
+  else
+    echo "CPU store benchmark FAILED" | tee -a "$OUT/apps-summary.txt"
+  fi
+  tar -C "$APPS" -cf "$OUT/apps.tar" . && rm -rf "$APPS"
+  note "apps" "see apps-summary.txt"
+fi
+
+if [[ " $STAGES " == *" eval "* ]]; then
+  echo "== the paper's experiments"
+  if timeout 560 python3 scripts/eval/run.py --figure all --full --out "$OUT/eval" \
+      --driver "$BUILD_DIR/bench/eval/kvcg-ycsb" --plot >"$OUT/eval.log" 2>&1; then
+    note "eval" "ok"
+  else
+    note "eval" "FAILED or timed out (see eval.log)"; tail -5 "$OUT/eval.log"
+  fi
+  tar -C "$OUT" -cf "$OUT/eval.tar" eval && rm -rf "$OUT/eval"
+fi
+
 printf '\n== summary\n'
 printf '%s\n' "${SUMMARY[@]}"
 cat "$OUT/device.txt" >>"$OUT/build.log" 2>/dev/null; rm -f "$OUT/device.txt"
 [ -f "$OUT/bench-summary.txt" ] && cat "$OUT/bench-summary.txt"
+[ -f "$OUT/apps-summary.txt" ] && cat "$OUT/apps-summary.txt"
 exit 0
