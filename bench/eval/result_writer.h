@@ -6,6 +6,7 @@
 // order; non-finite numbers become null; strings are escaped per RFC 8259.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
