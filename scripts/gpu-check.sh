@@ -12,7 +12,8 @@
 # STAGES="build test", then STAGES="bench apps", then STAGES="eval"):
 #   build  configure + build with CUDA        test  every CTest test
 #   bench  GPU store benchmarks (issue 3)     apps  engine YCSB-B (issue 4),
-#          server vs redis-server (issue 6), CPU store vs libcuckoo (issue 2)
+#          server vs redis-server (issue 6)
+#   cpu    CPU store vs libcuckoo on this host's cores (issue 2)
 #   eval   the KVCG paper's figures (issue 5), JSON + PNG
 # Environment: BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
@@ -201,21 +202,28 @@ PYEOF
     python3 - "$APPS/server_compare.json" >>"$OUT/apps-summary.txt" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-for r in d.get("runs", d.get("results", [])):
-    print("server", {k: r[k] for k in r if not isinstance(r[k], (dict, list))})
+for server, b in d.get("servers", {}).items():
+    for r in b.get("loadgen", []):
+        print(f"server {server:<5} loadgen P={r.get('pipeline')}: {r.get('ops_per_sec', 0):,.0f} ops/s "
+              f"p99 {r.get('latency_us', {}).get('p99', '?')} us")
 PYEOF
   else
     echo "server comparison FAILED" | tee -a "$OUT/apps-summary.txt"; tail -5 "$OUT/apps.log"
   fi
-  # Issue 2: the CPU store against libcuckoo on this host's 16 cores.
-  if timeout 200 "$BUILD_DIR/bench/cpu/kvcg-bench-cpu" --keys 10000000 --seconds 2 --threads 1,4,8,16 \
-      --batch 1,64 --machine "h100 host ($(nproc) cores)" --commit "$c" >"$APPS/cpu_store.json" 2>>"$OUT/apps.log"; then
-    grep "threads" "$OUT/apps.log" | grep -E "^\[" | tail -24 >>"$OUT/apps-summary.txt"
-  else
-    echo "CPU store benchmark FAILED" | tee -a "$OUT/apps-summary.txt"
-  fi
   tar -C "$APPS" -cf "$OUT/apps.tar" . && rm -rf "$APPS"
   note "apps" "see apps-summary.txt"
+fi
+
+if [[ " $STAGES " == *" cpu "* ]]; then
+  echo "== CPU store benchmark"
+  c=${COMMIT:-unknown}
+  # Issue 2: the CPU store against libcuckoo on this host's 16 cores.
+  if timeout 200 "$BUILD_DIR/bench/cpu/kvcg-bench-cpu" --keys 10000000 --seconds 2 --threads 1,4,8,16 \
+      --batch 1,64 --machine "h100 host ($(nproc) cores)" --commit "$c" >"$OUT/cpu_store.json" 2>>"$OUT/cpu.log"; then
+    grep "threads" "$OUT/apps.log" | grep -E "^\[" | tail -24 >>"$OUT/apps-summary.txt"
+  else
+    echo "CPU store benchmark FAILED" 
+  fi
 fi
 
 if [[ " $STAGES " == *" eval "* ]]; then

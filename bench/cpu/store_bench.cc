@@ -127,9 +127,9 @@ int main(int argc, char** argv) {
   std::string machine = "cpu", commit = "unknown";
   app.add_option("--keys", keys, "keys prefilled = key space")->capture_default_str();
   app.add_option("--seconds", seconds, "measured seconds per point")->capture_default_str();
-  app.add_option("--threads", thread_counts, "thread counts (default 1,2,4.. up to nproc)");
-  app.add_option("--batch", batches, "operations per batch (1 = per-op latency)")->capture_default_str();
-  app.add_option("--systems", systems, "systems to run")->capture_default_str();
+  app.add_option("--threads", thread_counts, "thread counts (default 1,2,4.. up to nproc)")->delimiter(',');
+  app.add_option("--batch", batches, "operations per batch (1 = per-op latency)")->delimiter(',')->capture_default_str();
+  app.add_option("--systems", systems, "systems to run")->delimiter(',')->capture_default_str();
   app.add_option("--put-fraction", put_fraction, "fraction of PUTs")->capture_default_str();
   app.add_option("--machine", machine, "machine label for the JSON")->capture_default_str();
   app.add_option("--commit", commit, "commit label for the JSON");
