@@ -10,6 +10,9 @@ CMAKE    ?= cmake
 VENV_PY  := $(CURDIR)/.venv/bin/python
 CMAKE_ARGS ?=
 RUN_ARGS ?=
+# Sanitizer builds cover the library and its tests; the programs, benchmarks
+# and the fuzz run (ASan-instrumented itself) come from the main build only.
+SANITIZER_BUILD := -DKVCG_BUILD_BENCH=OFF -DKVCG_BUILD_TOOLS=OFF -DKVCG_FUZZ=OFF
 
 .PHONY: all deps build run test test-fast test-asan test-tsan bench-cpu clean
 
@@ -40,7 +43,7 @@ test-fast: build
 
 build-asan/build.ninja: CMakeLists.txt
 	$(CMAKE) -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKVCG_WITH_CUDA=OFF \
-	  -DKVCG_BUILD_BENCH=OFF -DKVCG_SANITIZE=address,undefined $(CMAKE_ARGS)
+	  $(SANITIZER_BUILD) -DKVCG_SANITIZE=address,undefined $(CMAKE_ARGS)
 
 test-asan: deps build-asan/build.ninja
 	$(CMAKE) --build build-asan -j $(JOBS)
@@ -48,7 +51,7 @@ test-asan: deps build-asan/build.ninja
 
 build-tsan/build.ninja: CMakeLists.txt
 	$(CMAKE) -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVCG_WITH_CUDA=OFF \
-	  -DKVCG_BUILD_BENCH=OFF -DKVCG_SANITIZE=thread $(CMAKE_ARGS)
+	  $(SANITIZER_BUILD) -DKVCG_SANITIZE=thread $(CMAKE_ARGS)
 
 test-tsan: deps build-tsan/build.ninja
 	$(CMAKE) --build build-tsan -j $(JOBS)
