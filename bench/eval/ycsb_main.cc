@@ -118,6 +118,15 @@ Json LatencyJson(uint64_t ops, const kvcg::LatencySummary& s) {
   Json j;
   j.Int("ops", ops).Num("mean_us", s.mean_us).Num("p50_us", s.p50_us).Num("p90_us", s.p90_us)
       .Num("p99_us", s.p99_us).Num("p999_us", s.p999_us).Num("max_us", s.max_us);
+  if (!s.cdf.empty()) {  // the engine's full distribution, for Fig. 4's CDF
+    std::string points = "[";
+    char buf[64];
+    for (const auto& [us, fraction] : s.cdf) {
+      std::snprintf(buf, sizeof buf, "%s[%.4g,%.6g]", points.size() > 1 ? "," : "", us, fraction);
+      points += buf;
+    }
+    j.Raw("cdf", points + "]");
+  }
   return j;
 }
 

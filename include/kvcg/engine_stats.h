@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvcg {
@@ -23,6 +24,10 @@ struct LatencySummary {
   double p99_us = 0;
   double p999_us = 0;
   double max_us = 0;
+  // The distribution itself: (latency in µs, fraction of operations at or
+  // below it), one point per non-empty histogram bucket (bucket midpoints,
+  // within 6.25%), increasing in both; empty when count == 0. For CDF plots.
+  std::vector<std::pair<double, double>> cdf;
 };
 
 struct ComponentStats {

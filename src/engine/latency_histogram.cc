@@ -69,6 +69,13 @@ LatencySummary LatencyHistogram::Summary() const {
   out.p90_us = percentile(0.90);
   out.p99_us = percentile(0.99);
   out.p999_us = percentile(0.999);
+  uint64_t seen = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    if (merged[b] == 0) continue;
+    seen += merged[b];
+    out.cdf.emplace_back(std::min(BucketMid(b), static_cast<double>(max)) / 1e3,
+                         static_cast<double>(seen) / static_cast<double>(count));
+  }
   return out;
 }
 
