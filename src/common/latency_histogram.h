@@ -8,7 +8,9 @@
 // percentile is within 1/2^kSubBits (≈1.6%) of the true value. Covers up to
 // 2^kMaxExp ns (about 9 minutes).
 //
-// Not thread-safe: give each thread its own and Merge them.
+// Not thread-safe: give each thread its own and Merge them. The bucket
+// mapping (BucketOf, LowerBoundOf, UpperBoundOf) is public so that the
+// engine's concurrent histogram (src/engine/latency_histogram.h) shares it.
 #pragma once
 
 #include <array>
@@ -22,6 +24,30 @@ class LatencyHistogram {
   static constexpr int kSubBits = 6;
   static constexpr int kMaxExp = 40;
   static constexpr int kBuckets = (kMaxExp - kSubBits + 1) << kSubBits;
+
+  // Bucket of a latency of `ns` nanoseconds.
+  static int BucketOf(uint64_t ns) {
+    if (ns < (uint64_t{1} << kSubBits)) return static_cast<int>(ns);
+    const int exp = 63 - std::countl_zero(ns);  // >= kSubBits
+    if (exp >= kMaxExp) return kBuckets - 1;  // 2^kMaxExp ns and beyond: the last bucket
+    const int sub = static_cast<int>((ns >> (exp - kSubBits)) & ((1 << kSubBits) - 1));
+    return ((exp - kSubBits + 1) << kSubBits) + sub;
+  }
+
+  // Smallest value in `bucket`.
+  static uint64_t LowerBoundOf(int bucket) {
+    return bucket == 0 ? 0 : UpperBoundOf(bucket - 1) + 1;
+  }
+
+  // Largest value in `bucket`.
+  static uint64_t UpperBoundOf(int bucket) {
+    if (bucket < (1 << kSubBits)) return static_cast<uint64_t>(bucket);
+    const int exp = (bucket >> kSubBits) + kSubBits - 1;
+    const uint64_t sub = static_cast<uint64_t>(bucket & ((1 << kSubBits) - 1));
+    const uint64_t base = uint64_t{1} << exp;
+    const uint64_t step = base >> kSubBits;
+    return base + (sub + 1) * step - 1;
+  }
 
   void Record(uint64_t ns) {
     ++counts_[BucketOf(ns)];
@@ -53,6 +79,7 @@ class LatencyHistogram {
     for (int i = 0; i < kBuckets; ++i) {
       seen += counts_[i];
       if (seen > rank) {
+        if (i == kBuckets - 1) return max_;  // the open-ended last bucket
         const uint64_t upper = UpperBoundOf(i);
         return upper < max_ ? upper : max_;
       }
@@ -61,23 +88,6 @@ class LatencyHistogram {
   }
 
  private:
-  static int BucketOf(uint64_t ns) {
-    if (ns < (uint64_t{1} << kSubBits)) return static_cast<int>(ns);
-    const int exp = 63 - std::countl_zero(ns);  // >= kSubBits
-    if (exp > kMaxExp) return kBuckets - 1;
-    const int sub = static_cast<int>((ns >> (exp - kSubBits)) & ((1 << kSubBits) - 1));
-    return ((exp - kSubBits + 1) << kSubBits) + sub;
-  }
-
-  static uint64_t UpperBoundOf(int bucket) {
-    if (bucket < (1 << kSubBits)) return static_cast<uint64_t>(bucket);
-    const int exp = (bucket >> kSubBits) + kSubBits - 1;
-    const uint64_t sub = static_cast<uint64_t>(bucket & ((1 << kSubBits) - 1));
-    const uint64_t base = uint64_t{1} << exp;
-    const uint64_t step = base >> kSubBits;
-    return base + (sub + 1) * step - 1;
-  }
-
   std::array<uint64_t, kBuckets> counts_{};
   uint64_t count_ = 0;
   uint64_t sum_ = 0;

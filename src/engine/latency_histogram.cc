@@ -1,8 +1,6 @@
 // LatencyHistogram implementation; see latency_histogram.h.
 #include "engine/latency_histogram.h"
 
-#include <bit>
-
 namespace kvcg::engine {
 
 namespace {
@@ -15,25 +13,15 @@ int ThreadShard(int shards) {
 
 LatencyHistogram::LatencyHistogram() : shards_(std::make_unique<Shard[]>(kShards)) { Reset(); }
 
-int LatencyHistogram::BucketOf(uint64_t ns) {
-  if (ns < kSub) return static_cast<int>(ns);
-  const int e = 63 - std::countl_zero(ns);  // >= 4
-  const int sub = static_cast<int>((ns >> (e - 4)) & (kSub - 1));
-  return (e - 3) * kSub + sub;
-}
-
 double LatencyHistogram::BucketMid(int bucket) {
-  if (bucket < kSub) return bucket;
-  const int e = bucket / kSub + 3;
-  const int sub = bucket % kSub;
-  const double low = static_cast<double>((uint64_t{kSub} + sub) << (e - 4));
-  const double width = static_cast<double>(uint64_t{1} << (e - 4));
-  return low + width / 2;
+  const double low = static_cast<double>(Buckets::LowerBoundOf(bucket));
+  const double high = static_cast<double>(Buckets::UpperBoundOf(bucket));
+  return (low + high) / 2;
 }
 
 void LatencyHistogram::Record(uint64_t ns, uint64_t count) {
   Shard& s = shards_[ThreadShard(kShards)];
-  s.buckets[BucketOf(ns)].fetch_add(count, std::memory_order_relaxed);
+  s.buckets[Buckets::BucketOf(ns)].fetch_add(count, std::memory_order_relaxed);
   s.count.fetch_add(count, std::memory_order_relaxed);
   s.sum_ns.fetch_add(ns * count, std::memory_order_relaxed);
   uint64_t max = s.max_ns.load(std::memory_order_relaxed);
