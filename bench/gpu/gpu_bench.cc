@@ -337,6 +337,15 @@ std::string GeneralKey(uint64_t i) {
   return k;
 }
 
+// Key `i` of the e2e and latency benchmarks in either layout.
+std::string KeyBytes(bool general, uint64_t i) {
+  if (general) return GeneralKey(i);
+  std::string k(8, '\0');
+  const uint64_t x = BenchKey(i);
+  std::memcpy(k.data(), &x, 8);
+  return k;
+}
+
 int RunE2e(const Args& args) {
   setenv("KVCG_GPU_PROFILE", "1", 0);  // orchestrators print where their time went
   const bool general = args.layout == "general";
@@ -347,13 +356,7 @@ int RunE2e(const Args& args) {
   c.gpu_orchestrators = uint32_t(args.orchestrators);
   c.gpu_max_batch_ops = uint32_t(args.max_batch);
   auto store = OpenGpu(c);
-  auto key_of = [&](uint64_t i) {
-    if (general) return GeneralKey(i);
-    std::string k(8, '\0');
-    const uint64_t x = BenchKey(i);
-    std::memcpy(k.data(), &x, 8);
-    return k;
-  };
+  auto key_of = [general](uint64_t i) { return KeyBytes(general, i); };
   const std::string value(general ? 64 : 8, 'v');
   const int T = args.threads;
   const uint32_t B = 1u << 16;
@@ -659,13 +662,7 @@ int RunLatency(const Args& args) {
   c.expected_keys = keys;
   c.gpu_orchestrators = uint32_t(args.orchestrators);
   auto store = OpenGpu(c);
-  auto key_of = [&](uint64_t i) {
-    if (general) return GeneralKey(i);
-    std::string k(8, '\0');
-    const uint64_t x = BenchKey(i);
-    std::memcpy(k.data(), &x, 8);
-    return k;
-  };
+  auto key_of = [general](uint64_t i) { return KeyBytes(general, i); };
   const std::string value(general ? 64 : 8, 'v');
   for (uint64_t base = 0; base < keys; base += 1 << 16) {
     kvcg::Batch b;

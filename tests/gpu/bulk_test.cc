@@ -15,23 +15,14 @@
 #include "kvcg/gpu_bulk.h"
 #include "kvcg/hash.h"
 #include "kvcg/store.h"
+#include "gpu_test_util.h"
 #include "store/backends.h"
 #include "store/gpu/xxh3_fixed8.h"
 
 namespace kvcg {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                         \
-  do {                                                                             \
-    std::string why;                                                               \
-    if (!store::GpuAvailable(Config{}, &why)) GTEST_SKIP() << "no GPU: " << why;   \
-  } while (0)
-
-std::string Bytes8(uint64_t x) {
-  std::string s(8, '\0');
-  std::memcpy(s.data(), &x, 8);
-  return s;
-}
+using gpu_test::Bytes8;
 
 TEST(Xxh3Fixed8, MatchesXxh3Hash) {
   std::mt19937_64 rng(11);

@@ -19,23 +19,12 @@
 #include <vector>
 
 #include "kvcg/store.h"
+#include "gpu_test_util.h"
 #include "store/backends.h"
 #include "store/gpu/lslab_kernel.h"
 
 namespace kvcg {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    std::string why;                                                     \
-    if (!store::GpuAvailable(Config{}, &why)) GTEST_SKIP() << "no GPU: " << why; \
-  } while (0)
-
-std::string Key8(uint64_t i) {
-  std::string s(8, '\0');
-  std::memcpy(s.data(), &i, 8);
-  return s;
-}
 
 Config GpuConfig(Layout layout) {
   Config c;
@@ -93,13 +82,13 @@ void RunDifferential(Store* store, bool fixed8, uint64_t seed, int batches, int 
   std::mt19937_64 rng(seed);
   Model model;
   auto make_key = [&](uint64_t k) {
-    if (fixed8) return Key8(k * 0x9E3779B97F4A7C15ull);
+    if (fixed8) return gpu_test::Bytes8(k * 0x9E3779B97F4A7C15ull);
     std::string s = "k" + std::to_string(k);
     s.append(k % 23, char(k));  // lengths 2..30, binary bytes included
     return s;
   };
   auto make_value = [&](uint64_t v) {
-    if (fixed8) return Key8(v);
+    if (fixed8) return gpu_test::Bytes8(v);
     std::string s(v % 97, 'a' + char(v % 26));
     if (!s.empty()) s[0] = char(v);
     return s;
@@ -223,15 +212,15 @@ TEST(GpuStore, SlabPoolGrowsAndKeepsEverything) {
   constexpr uint64_t kKeys = 400000;  // ~50 slabs per bucket
   for (uint64_t base = 0; base < kKeys; base += 50000) {
     Batch batch;
-    for (uint64_t i = base; i < base + 50000; ++i) batch.Put(Key8(i), Key8(i + 1));
+    for (uint64_t i = base; i < base + 50000; ++i) batch.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(i + 1));
     std::vector<OpResult> r = store->Execute(batch);
     for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i].code, Code::kNotFound) << base + i;
   }
   EXPECT_EQ(store->Size(), kKeys);
   Batch batch;
-  for (uint64_t i = 0; i < kKeys; ++i) batch.Get(Key8(i));
+  for (uint64_t i = 0; i < kKeys; ++i) batch.Get(gpu_test::Bytes8(i));
   std::vector<OpResult> r = store->Execute(batch);
-  for (uint64_t i = 0; i < kKeys; ++i) ASSERT_EQ(r[i].value, Key8(i + 1)) << i;
+  for (uint64_t i = 0; i < kKeys; ++i) ASSERT_EQ(r[i].value, gpu_test::Bytes8(i + 1)) << i;
 }
 
 // Device memory runs out: PUTs of new keys get kCapacityExhausted (after the
@@ -250,7 +239,7 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     bool exhausted = false;
     for (uint64_t base = 0; base < (8u << 20) && !exhausted; base += 100000) {
       Batch batch;
-      for (uint64_t i = base; i < base + 100000; ++i) batch.Put(Key8(i), Key8(~i));
+      for (uint64_t i = base; i < base + 100000; ++i) batch.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(~i));
       std::vector<OpResult> r = store->Execute(batch);
       for (size_t i = 0; i < r.size(); ++i) {
         if (r[i].code == Code::kNotFound) {
@@ -266,20 +255,20 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     ASSERT_GT(stored.size(), 100000u);
     EXPECT_EQ(store->Size(), stored.size());
     Batch gets;
-    for (uint64_t k : stored) gets.Get(Key8(k));
+    for (uint64_t k : stored) gets.Get(gpu_test::Bytes8(k));
     std::vector<OpResult> r = store->Execute(gets);
     for (size_t i = 0; i < stored.size(); ++i) {
       ASSERT_EQ(r[i].code, Code::kOk) << stored[i];
-      ASSERT_EQ(r[i].value, Key8(~stored[i])) << stored[i];
+      ASSERT_EQ(r[i].value, gpu_test::Bytes8(~stored[i])) << stored[i];
     }
     // Updating existing keys needs no slab.
-    EXPECT_EQ(store->Put(Key8(stored[0]), Key8(42)).value, Key8(~stored[0]));
-    EXPECT_EQ(store->Get(Key8(stored[0])).value, Key8(42));
+    EXPECT_EQ(store->Put(gpu_test::Bytes8(stored[0]), gpu_test::Bytes8(42)).value, gpu_test::Bytes8(~stored[0]));
+    EXPECT_EQ(store->Get(gpu_test::Bytes8(stored[0])).value, gpu_test::Bytes8(42));
     // Deleting frees a slot in its bucket; Clear frees everything.
     store->Clear();
     EXPECT_EQ(store->Size(), 0u);
-    EXPECT_EQ(store->Put(Key8(1), Key8(2)).code, Code::kNotFound);
-    EXPECT_EQ(store->Get(Key8(1)).value, Key8(2));
+    EXPECT_EQ(store->Put(gpu_test::Bytes8(1), gpu_test::Bytes8(2)).code, Code::kNotFound);
+    EXPECT_EQ(store->Get(gpu_test::Bytes8(1)).value, gpu_test::Bytes8(2));
   }
 }
 
@@ -295,7 +284,7 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
     {
       std::vector<std::vector<OpResult>> r(4);
       std::atomic<int> left{4};
-      const std::string k = Key8(77), v = Key8(88);
+      const std::string k = gpu_test::Bytes8(77), v = gpu_test::Bytes8(88);
       for (int i = 0; i < 4; ++i) {
         Batch b;
         if (i == 0) b.Put(k, v);
@@ -318,7 +307,7 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         std::mt19937_64 rng(t);
-        const std::string hot = Key8(1000 + t);
+        const std::string hot = gpu_test::Bytes8(1000 + t);
         Model model;
         std::mutex mu;
         std::condition_variable cv;
@@ -327,8 +316,8 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
           Batch batch;
           auto want = std::make_shared<std::vector<OpResult>>();
           for (int i = 0; i < kOps; ++i) {
-            const std::string key = rng() % 10 < 8 ? hot : Key8(5000 + t * 100 + rng() % 50);
-            const std::string value = Key8(uint64_t(t) << 32 | uint64_t(b) << 12 | uint64_t(i));
+            const std::string key = rng() % 10 < 8 ? hot : gpu_test::Bytes8(5000 + t * 100 + rng() % 50);
+            const std::string value = gpu_test::Bytes8(uint64_t(t) << 32 | uint64_t(b) << 12 | uint64_t(i));
             if (rng() % 4 == 0) {
               batch.Put(key, value);
               want->push_back(model.Apply(OpType::kPut, key, value, std::nullopt));

@@ -1,0 +1,29 @@
+// Helpers shared by the GPU backend tests.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "kvcg/config.h"
+#include "store/backends.h"
+
+// Skips the current test, printing why, when no usable CUDA device exists.
+#define SKIP_WITHOUT_GPU()                                                         \
+  do {                                                                             \
+    std::string why;                                                               \
+    if (!::kvcg::store::GpuAvailable(::kvcg::Config{}, &why)) {                    \
+      GTEST_SKIP() << "no GPU: " << why;                                           \
+    }                                                                              \
+  } while (0)
+
+namespace kvcg::gpu_test {
+
+// The 8 bytes of `x`, as a fixed8 key or value.
+inline std::string Bytes8(uint64_t x) {
+  std::string s(8, '\0');
+  std::memcpy(s.data(), &x, 8);
+  return s;
+}
+
+}  // namespace kvcg::gpu_test
