@@ -21,7 +21,7 @@
 //   latency  (c) one thread, Execute of a 512-op 95/5 batch at a time (low
 //            load): p50, p99, max.
 //
-// Usage: kvcg-bench-gpu kernel|e2e|latency [--keys-log2 N] [--seconds S]
+// Usage: kvcg-bench-gpu kernel|e2e|e2e-bulk|latency|latency-bulk [--keys-log2 N] [--seconds S]
 //        [--threads T] [--layout fixed8|general]
 #include <cuda_runtime.h>
 
@@ -704,7 +704,7 @@ int RunLatency(const Args& args) {
 int main(int argc, char** argv) {
   Args args;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s kernel|e2e|latency [--keys-log2 N] [--seconds S] "
+    std::fprintf(stderr, "usage: %s kernel|e2e|e2e-bulk|latency|latency-bulk [--keys-log2 N] [--seconds S] "
                          "[--threads T] [--layout fixed8|general] [--iterations N]\n", argv[0]);
     return 1;
   }

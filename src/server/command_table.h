@@ -1,7 +1,8 @@
 // The command table: one data-driven entry per command, as in Redis's
 // commands.def — name, arity, flags, key positions, documentation and the
 // handler. The dispatcher, COMMAND COUNT/INFO/DOCS/LIST, per-command INFO
-// statistics and docs/COMMANDS.md all read this one table.
+// statistics all read this one table (docs/COMMANDS.md is written by hand
+// from it and must be kept in step).
 //
 // A handler runs in up to two phases on the connection's I/O thread:
 //   start(ctx):  validate arguments, then either write the complete reply

@@ -1,7 +1,6 @@
 // Statistics; see stats.h.
 #include "server/stats.h"
 
-#include <bit>
 #include <ctime>
 
 namespace kvcg::server {
@@ -10,21 +9,6 @@ uint64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-int LatencyHistogram::Index(uint64_t v) {
-  if (v < (1u << kSubBits)) return static_cast<int>(v);
-  int top = 63 - std::countl_zero(v);  // >= kSubBits
-  int sub = static_cast<int>((v >> (top - kSubBits)) & ((1u << kSubBits) - 1));
-  return ((top - kSubBits + 1) << kSubBits) + sub;
-}
-
-uint64_t LatencyHistogram::UpperBound(int index) {
-  if (index < (1 << kSubBits)) return static_cast<uint64_t>(index);
-  int top = (index >> kSubBits) + kSubBits - 1;
-  uint64_t sub = static_cast<uint64_t>(index & ((1 << kSubBits) - 1));
-  uint64_t base = (1ull << top) | (sub << (top - kSubBits));
-  return base + (1ull << (top - kSubBits)) - 1;
 }
 
 void LatencyHistogram::Merge(const LatencyHistogram& other) {
@@ -49,9 +33,9 @@ uint64_t LatencyHistogram::Quantile(double q) const {
   uint64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {
     seen += buckets_[i].load(std::memory_order_relaxed);
-    if (seen > rank) return UpperBound(i);
+    if (seen > rank) return Buckets::UpperBoundOf(i);
   }
-  return UpperBound(kBuckets - 1);
+  return Buckets::UpperBoundOf(kBuckets - 1);
 }
 
 void LatencyHistogram::Reset() {

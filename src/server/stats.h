@@ -12,17 +12,21 @@
 #include <cstdint>
 #include <string>
 
+#include "common/latency_histogram.h"
+
 namespace kvcg::server {
 
 inline constexpr size_t kMaxCommands = 128;
 
 class LatencyHistogram {
  public:
-  static constexpr int kSubBits = 3;
-  static constexpr int kBuckets = 64 << kSubBits;
+  // Buckets of kvcg::LatencyHistogram (src/common), shared by every latency
+  // histogram in kvcg; this one adds atomic recording from several threads.
+  using Buckets = ::kvcg::LatencyHistogram;
+  static constexpr int kBuckets = Buckets::kBuckets;
 
   void Record(uint64_t ns) {
-    buckets_[Index(ns)].fetch_add(1, std::memory_order_relaxed);
+    buckets_[Buckets::BucketOf(ns)].fetch_add(1, std::memory_order_relaxed);
     sum_.fetch_add(ns, std::memory_order_relaxed);
   }
   // Adds `other` into this (used to sum threads into a snapshot).
@@ -32,9 +36,6 @@ class LatencyHistogram {
   // The value below which `q` (0..1) of the samples fall; 0 when empty.
   uint64_t Quantile(double q) const;
   void Reset();
-
-  static int Index(uint64_t v);
-  static uint64_t UpperBound(int index);
 
  private:
   std::array<std::atomic<uint64_t>, kBuckets> buckets_{};

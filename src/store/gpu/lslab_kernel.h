@@ -2,9 +2,10 @@
 // orchestrator (.cc, built by g++) can call them.
 //
 // One launch executes one aggregated batch (ArbView) against the table
-// (TableView). Warps claim 32 ops at a time from the batch's cursor, then
-// lead their lanes' ops one after another (the paper's warp-cooperative
-// scheme); ops sharing a group wait until the group's earlier ops are done,
+// (TableView). Each tile of lanes (8 by default, up to the whole warp as in
+// the paper; see SetLSlabVariant) claims as many ops as it has lanes from the
+// batch's cursor, then leads its lanes' ops one after another (the paper's
+// warp-cooperative scheme); ops sharing a group wait until the group's earlier ops are done,
 // which keeps same-key order inside a batch. Thread-safe: any number of
 // launches may run at once on different streams against one table.
 #pragma once
@@ -25,7 +26,7 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
                         uint32_t max_blocks, cudaStream_t stream);
 
 // Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
-// capped so that 3 or 4 blocks of 512 threads fit per SM. tile: lanes per op
+// capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM. tile: lanes per op
 // (32 = the whole warp, as in the paper; 16 or 8 = 2 or 4 ops of a warp in
 // flight at once). Defaults: 1, 8. Not thread-safe: set it before any
 // launch (benchmarks compare the variants).
