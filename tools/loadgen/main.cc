@@ -129,7 +129,8 @@ bool Preload(const Options& o, uint64_t begin, uint64_t end) {
 
 void Worker(const Options& o, int index, int nconns, std::atomic<int>* phase, ThreadResult* result) {
   std::mt19937_64 rng(0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1));
-  kvcg::loadgen::KeyChooser chooser(o.keys, o.dist == "zipf" ? o.theta : 0);
+  kvcg::loadgen::KeyChooser chooser(o.keys, o.dist == "zipf" ? o.theta : 0,
+                                    0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 7));
   std::string value(o.value_size, 'v');
   int ep = epoll_create1(0);
   std::vector<Conn> conns(static_cast<size_t>(nconns));
@@ -137,7 +138,7 @@ void Worker(const Options& o, int index, int nconns, std::atomic<int>* phase, Th
     c.out.clear();
     c.sent = 0;
     std::uniform_real_distribution<double> u(0, 1);
-    for (int i = 0; i < o.pipeline; ++i) AppendCommand(&c.out, u(rng) < o.get_ratio, Key(chooser.Next(rng)), value);
+    for (int i = 0; i < o.pipeline; ++i) AppendCommand(&c.out, u(rng) < o.get_ratio, Key(chooser.Next()), value);
     c.outstanding = o.pipeline;
     c.start_ns = NowNs();
   };

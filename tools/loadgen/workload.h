@@ -1,22 +1,25 @@
-// Key choice for the load generator: uniform, or zipfian with YCSB's
-// ScrambledZipfian (Gray et al.'s generator, ranks scattered over the key
-// space by a hash so hot keys are not adjacent).
+// Key choice for the load generator: uniform, or YCSB's scrambled zipfian
+// from src/workload (the generator every kvcg benchmark uses), with ranks
+// drawn over the key space itself so the hottest keys stay as hot as θ says.
 #pragma once
 
 #include <cstdint>
-#include <random>
+#include <memory>
+
+#include "workload/generators.h"
 
 namespace kvcg::loadgen {
 
 class KeyChooser {
  public:
-  // theta <= 0 means uniform.
-  KeyChooser(uint64_t keys, double theta);
-  uint64_t Next(std::mt19937_64& rng);
+  // theta <= 0 means uniform. Deterministic for a seed.
+  KeyChooser(uint64_t keys, double theta, uint64_t seed);
+  uint64_t Next();
 
  private:
   uint64_t keys_;
-  double theta_, alpha_ = 0, zetan_ = 0, eta_ = 0;
+  workload::Random rng_;
+  std::unique_ptr<workload::ScrambledZipfianGenerator> zipf_;
 };
 
 }  // namespace kvcg::loadgen
