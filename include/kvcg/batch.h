@@ -1,18 +1,45 @@
-// kvcg/batch.h — a batch of operations (the paper's Client Request Batch)
-// and the per-operation result.
+// kvcg/batch.h — a batch of operations (the paper's Client Request Batch),
+// stored as columns.
 //
-// A Batch owns copies of its keys and values in one contiguous arena, so it
-// can be handed to another thread (an orchestrator, the GPU copy engine)
-// without the caller keeping anything alive. Appending is amortised O(1) and
-// allocation-free once the arena has grown to the batch's working size, so a
-// Batch reused through Clear() costs no allocation per operation.
+// A Batch is the unit every Store executes. It is columnar, so a backend can
+// move it as a few contiguous arrays (one DMA each on the GPU) instead of
+// visiting operations one by one:
+//
+//   types      OpType per op
+//   keys       per op: offset (low 32 bits) | length (high 32) into key_bytes
+//   values     per op: offset into value_bytes (64 bits; lengths in value_lens)
+//   value_lens per op: value length (u32)
+//   expected   per op (compare-and-swap): offset | length into key_bytes, or
+//              kExpectAbsent; 0 for other ops
+//   key_bytes  keys and CAS expected values, each starting 8-byte aligned and
+//              zero-padded to a multiple of 8 (the GPU compares whole words)
+//   value_bytes values, each starting 8-byte aligned
+//
+// Memory. The columns and both arenas come from a BatchMemory. The default is
+// the C++ heap; Store::NewBatch() returns a batch whose memory the store can
+// use directly (the GPU backend leases page-locked memory, so the batch is
+// copied to the device as is: the orchestrator copies nothing per operation).
+// A Batch owns its memory and returns it to its BatchMemory when destroyed;
+// the BatchMemory must outlive every Batch that uses it (a store's memory
+// lives as long as the store).
+//
+// Cost. Appending copies the key and value once and is amortised O(1);
+// a batch reused through Clear() allocates nothing once it has grown to its
+// working size.
+//
+// Limits. A batch holds at most 2^32 - 1 bytes of keys and expected values
+// (value bytes are unlimited). An op that would pass that is still appended,
+// without its bytes; the store answers it kKeyTooLarge (or kValueTooLarge for
+// an expected value). No Append ever fails or throws for large input.
+//
+// Thread-safety: a Batch is a value; distinct batches may be used from
+// distinct threads, one batch by one thread at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "kvcg/status.h"
 
@@ -34,34 +61,38 @@ enum class OpType : uint8_t {
 
 const char* OpTypeName(OpType type);
 
-// The outcome of one operation.
-//   code == kOk:       GET found the key; PUT/DELETE replaced/removed a value.
-//                      `value` holds the value read (GET) or the previous value.
-//   code == kNotFound: the key was absent. A PUT still stored its value.
-//   any other code:    an error; the operation changed nothing and `value` is empty.
-struct OpResult {
-  Code code = Code::kOk;
-  std::string value;
-
-  bool found() const { return code == Code::kOk; }
-  // True for the two normal outcomes (kOk, kNotFound).
-  bool succeeded() const { return code == Code::kOk || code == Code::kNotFound; }
+// Where a Batch's columns and arenas live. Implementations are thread-safe:
+// batches are created and destroyed on any thread.
+class BatchMemory {
+ public:
+  virtual ~BatchMemory() = default;
+  // At least `bytes` bytes aligned to 64, or nullptr when none can be had
+  // (the Batch then falls back to the heap).
+  virtual void* Allocate(size_t bytes) = 0;
+  // Returns memory from Allocate(bytes) with the same `bytes`.
+  virtual void Free(void* p, size_t bytes) = 0;
+  // True when the memory is page-locked for the owning store's device.
+  virtual bool pinned() const = 0;
 };
+
+// The C++ heap (not pinned). Never null; lives forever.
+BatchMemory* HeapBatchMemory();
 
 class Batch {
  public:
-  struct Op {
-    OpType type;
-    uint64_t key_offset;
-    uint64_t key_size;
-    uint64_t value_offset;
-    uint64_t value_size;
-    uint64_t expected_offset;  // kCompareAndSwap only
-    uint64_t expected_size;
-    bool expect_absent;
-  };
+  // expected(i) of a compare-and-swap that asks for an absent key.
+  static constexpr uint64_t kExpectAbsent = ~uint64_t(0);
+  // Offset recorded for bytes a batch could not hold (see Limits above).
+  static constexpr uint32_t kOverflow = ~uint32_t(0);
 
-  Batch() = default;
+  // An empty batch in `memory` (null: the heap).
+  explicit Batch(BatchMemory* memory = nullptr);
+  ~Batch();
+  Batch(Batch&& other) noexcept;
+  Batch& operator=(Batch&& other) noexcept;
+  // Deep copy into the same BatchMemory.
+  Batch(const Batch& other);
+  Batch& operator=(const Batch& other);
 
   // Append an operation. Keys and values are copied; the views may die after
   // the call. Sizes are not checked here: limits are enforced by the store,
@@ -73,32 +104,91 @@ class Batch {
   void CompareAndSwap(std::string_view key, const std::string_view* expected,
                       std::string_view desired);
   void Append(OpType type, std::string_view key, std::string_view value);
+  // Append op `i` of `other` (same bytes, same expected value).
+  void AppendFrom(const Batch& other, size_t i);
 
-  // Drop all operations, keeping the arena's memory for reuse.
+  // Drop all operations, keeping the memory for reuse.
   void Clear();
-  void Reserve(size_t ops, size_t arena_bytes);
+  void Reserve(size_t ops, size_t key_bytes, size_t value_bytes);
 
-  size_t size() const { return ops_.size(); }
-  bool empty() const { return ops_.empty(); }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
 
-  OpType type(size_t i) const { return ops_[i].type; }
-  std::string_view key(size_t i) const {
-    return {arena_.data() + ops_[i].key_offset, ops_[i].key_size};
-  }
+  // --- One op.
+  OpType type(size_t i) const { return types_[i]; }
+  std::string_view key(size_t i) const { return Slice(keys_[i]); }
   std::string_view value(size_t i) const {
-    return {arena_.data() + ops_[i].value_offset, ops_[i].value_size};
+    return {value_bytes_ + values_[i], value_lens_[i]};
   }
+  bool has_expected(size_t i) const { return expected_[i] != kExpectAbsent; }
   std::string_view expected(size_t i) const {
-    return {arena_.data() + ops_[i].expected_offset, ops_[i].expected_size};
+    return expected_[i] == kExpectAbsent ? std::string_view() : Slice(expected_[i]);
   }
-  bool expect_absent(size_t i) const { return ops_[i].expect_absent; }
-  const std::vector<Op>& ops() const { return ops_; }
-  // Bytes of keys and values held.
-  size_t arena_bytes() const { return arena_.size(); }
+  bool expect_absent(size_t i) const {
+    return types_[i] == OpType::kCompareAndSwap && expected_[i] == kExpectAbsent;
+  }
+  // True when op i's key (or expected value) did not fit (Limits above).
+  bool overflowed(size_t i) const {
+    return uint32_t(keys_[i]) == kOverflow ||
+           (types_[i] == OpType::kCompareAndSwap && expected_[i] != kExpectAbsent &&
+            uint32_t(expected_[i]) == kOverflow);
+  }
+
+  // --- Columns (valid until the next non-const call). See the top comment.
+  const OpType* types() const { return types_; }
+  const uint64_t* keys() const { return keys_; }
+  const uint64_t* values() const { return values_; }
+  const uint32_t* value_lens() const { return value_lens_; }
+  const uint64_t* expected_column() const { return expected_; }
+  const char* key_bytes() const { return key_bytes_; }
+  size_t key_bytes_size() const { return key_used_; }
+  const char* value_bytes() const { return value_bytes_; }
+  size_t value_bytes_size() const { return value_used_; }
+
+  // Ops of type kPut or kCompareAndSwap (those that may store), and whether
+  // any op is a compare-and-swap. Maintained by Append.
+  size_t stores() const { return stores_; }
+  bool has_cas() const { return has_cas_; }
+  // True when every column lives in page-locked memory of `memory()`.
+  bool pinned() const;
+  BatchMemory* memory() const { return memory_; }
 
  private:
-  std::vector<Op> ops_;
-  std::string arena_;
+  // One growable region from memory_ (or the heap when memory_ fails).
+  struct Region {
+    char* p = nullptr;
+    size_t cap = 0;
+    bool heap = false;  // from the heap fallback
+  };
+
+  std::string_view Slice(uint64_t d) const {
+    const uint32_t off = uint32_t(d);
+    if (off == kOverflow) return {};
+    return {key_bytes_ + off, size_t(d >> 32)};
+  }
+  void GrowOps(size_t want);
+  // Grows `r` to hold `want` bytes, keeping `used` of them.
+  void Grow(Region& r, size_t used, size_t want);
+  void FreeRegion(Region& r);
+  uint64_t AppendKeyBytes(std::string_view bytes);  // offset | length << 32, or kOverflow
+  void CopyFrom(const Batch& other);
+  void Rebind();  // column pointers from ops_
+
+  BatchMemory* memory_;
+  Region ops_;  // all per-op columns, carved from one region
+  Region keyr_;
+  Region valr_;
+  size_t n_ = 0, op_cap_ = 0;
+  size_t key_used_ = 0, value_used_ = 0;
+  size_t stores_ = 0;
+  bool has_cas_ = false;
+  OpType* types_ = nullptr;
+  uint64_t* keys_ = nullptr;
+  uint64_t* values_ = nullptr;
+  uint32_t* value_lens_ = nullptr;
+  uint64_t* expected_ = nullptr;
+  char* key_bytes_ = nullptr;
+  char* value_bytes_ = nullptr;
 };
 
 }  // namespace kvcg

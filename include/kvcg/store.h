@@ -5,11 +5,18 @@
 //   kvcg::Status s = kvcg::Store::Open(config, &store);
 //   if (!s.ok()) { ...s.ToString()... }
 //
-//   kvcg::Batch batch;
+//   kvcg::Batch batch = store->NewBatch();   // memory the store can DMA as is
 //   batch.Put("user:1", "alice");
 //   batch.Get("user:1");
-//   std::vector<kvcg::OpResult> r = store->Execute(std::move(batch));
-//   // r[0].code == kNotFound (no previous value), r[1].value == "alice"
+//   kvcg::Results r = store->Execute(std::move(batch));
+//   // r.code(0) == kNotFound (no previous value), r.value(1) == "alice";
+//   // the views in r stay valid until r is destroyed (kvcg/results.h).
+//
+// The native call is asynchronous and columnar: Submit(batch, completion)
+// hands the batch's columns to the store and the completion receives a
+// Results (codes + borrowed value views). Nothing is allocated or copied per
+// operation between the two on the GPU backend (see kvcg/batch.h and
+// kvcg/results.h for the memory and lifetime rules).
 //
 // Semantics (DESIGN.md §2), on every backend:
 //  * Keys and values are binary-safe byte strings, compared exactly; two keys
@@ -34,6 +41,7 @@
 
 #include "kvcg/batch.h"
 #include "kvcg/config.h"
+#include "kvcg/results.h"
 #include "kvcg/status.h"
 
 namespace kvcg {
@@ -50,8 +58,10 @@ class Store {
  public:
   // Receives one result per operation, in batch order. Called exactly once per
   // Submit, either on the submitting thread (possibly before Submit returns) or
-  // on an internal thread. It should be short; it may call Submit.
-  using Completion = std::function<void(std::vector<OpResult>&& results)>;
+  // on an internal thread. It should be short (on the GPU backend it runs on
+  // the store's one pipeline thread); it may call Submit. It may keep the
+  // Results (move it) beyond the call; the views stay valid until released.
+  using Completion = std::function<void(Results&& results)>;
 
   // Opens a new, empty store as `config` says. On success *store holds it and
   // the result is ok. Errors: kInvalidArgument for a contradictory Config;
@@ -67,23 +77,24 @@ class Store {
   // then releases all memory. No Submit may start once destruction begins.
   virtual ~Store() = default;
 
+  // An empty batch in memory this store can use without copying it (GPU
+  // backend: page-locked host memory from its pool; otherwise the heap).
+  // Any Batch works with any store; this one only saves a copy. Thread-safe.
+  virtual Batch NewBatch() { return Batch(); }
+
   // Executes `batch` asynchronously and reports through `done`. Never throws
   // for bad input: over-limit keys/values, wrong sizes for Layout::kFixed8 and
-  // exhausted capacity are per-operation error results. Thread-safe.
+  // exhausted capacity are per-operation error results. The store owns the
+  // batch until `done` is called. Thread-safe.
   virtual void Submit(Batch batch, Completion done) = 0;
 
-  // Submit and wait: executes `batch` and returns one result per operation.
-  // Thread-safe. Same semantics as Submit.
-  std::vector<OpResult> Execute(const Batch& batch);
+  // Submit and wait: executes `batch` and returns its results. Thread-safe.
+  // Same semantics as Submit. (A const Batch& is copied first.)
+  Results Execute(Batch&& batch);
+  Results Execute(const Batch& batch) { return Execute(Batch(batch)); }
 
-  // Execute into a caller-owned vector: *results is resized to batch.size()
-  // and the capacity of its vector and strings is reused, so a loop over one
-  // Batch and one results vector allocates nothing per operation (in the CPU
-  // backend). The default implementation copies the batch into Submit;
-  // backends override it to avoid the copy. Thread-safe.
-  virtual void ExecuteInto(const Batch& batch, std::vector<OpResult>* results);
-
-  // One-operation conveniences over Execute. Thread-safe.
+  // One-operation conveniences over Execute, returning owned values.
+  // Thread-safe.
   OpResult Get(std::string_view key);
   OpResult Put(std::string_view key, std::string_view value);
   OpResult Delete(std::string_view key);

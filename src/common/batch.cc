@@ -1,7 +1,13 @@
-// Batch: one arena for all key and value bytes, one vector of descriptors.
-// Offsets rather than pointers so the arena can grow (and be memcpy'd into a
-// pinned GPU buffer) without fixing anything up.
+// Batch: columns carved from one region of a BatchMemory, plus two growable
+// byte arenas (keys + expected values, 8-byte aligned and zero-padded; and
+// values). Offsets rather than pointers, so regions can grow (and be DMA'd
+// as is) without fixing anything up.
 #include "kvcg/batch.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 namespace kvcg {
 
@@ -15,41 +21,253 @@ const char* OpTypeName(OpType type) {
   return "UNKNOWN";
 }
 
+namespace {
+
+class HeapMemory final : public BatchMemory {
+ public:
+  void* Allocate(size_t bytes) override {
+    return ::operator new(bytes, std::align_val_t(64), std::nothrow);
+  }
+  void Free(void* p, size_t) override { ::operator delete(p, std::align_val_t(64)); }
+  bool pinned() const override { return false; }
+};
+
+// Bytes per op of all per-op columns together (see Rebind for the order).
+constexpr size_t kOpBytes = 8 + 8 + 8 + 4 + 1;
+constexpr size_t Align8(size_t x) { return (x + 7) & ~size_t(7); }
+constexpr size_t Align64(size_t x) { return (x + 63) & ~size_t(63); }
+// Region bytes for `ops` ops: each column starts 64-byte aligned.
+constexpr size_t OpRegionBytes(size_t ops) {
+  return Align64(ops * 8) * 3 + Align64(ops * 4) + Align64(ops);
+}
+
+}  // namespace
+
+BatchMemory* HeapBatchMemory() {
+  static HeapMemory* memory = new HeapMemory();
+  return memory;
+}
+
+Batch::Batch(BatchMemory* memory) : memory_(memory != nullptr ? memory : HeapBatchMemory()) {}
+
+Batch::~Batch() {
+  FreeRegion(ops_);
+  FreeRegion(keyr_);
+  FreeRegion(valr_);
+}
+
+Batch::Batch(Batch&& other) noexcept : memory_(other.memory_) { *this = std::move(other); }
+
+Batch& Batch::operator=(Batch&& other) noexcept {
+  if (this == &other) return *this;
+  FreeRegion(ops_);
+  FreeRegion(keyr_);
+  FreeRegion(valr_);
+  memory_ = other.memory_;
+  ops_ = other.ops_;
+  keyr_ = other.keyr_;
+  valr_ = other.valr_;
+  n_ = other.n_;
+  op_cap_ = other.op_cap_;
+  key_used_ = other.key_used_;
+  value_used_ = other.value_used_;
+  stores_ = other.stores_;
+  has_cas_ = other.has_cas_;
+  Rebind();
+  other.ops_ = Region{};
+  other.keyr_ = Region{};
+  other.valr_ = Region{};
+  other.n_ = other.op_cap_ = other.key_used_ = other.value_used_ = other.stores_ = 0;
+  other.has_cas_ = false;
+  other.Rebind();
+  return *this;
+}
+
+Batch::Batch(const Batch& other) : memory_(other.memory_) { CopyFrom(other); }
+
+Batch& Batch::operator=(const Batch& other) {
+  if (this != &other) {
+    Clear();
+    CopyFrom(other);
+  }
+  return *this;
+}
+
+void Batch::CopyFrom(const Batch& other) {
+  Reserve(other.n_, other.key_used_, other.value_used_);
+  n_ = other.n_;
+  if (n_ != 0) {
+    std::memcpy(types_, other.types_, n_);
+    std::memcpy(keys_, other.keys_, n_ * 8);
+    std::memcpy(values_, other.values_, n_ * 8);
+    std::memcpy(value_lens_, other.value_lens_, n_ * 4);
+    std::memcpy(expected_, other.expected_, n_ * 8);
+  }
+  if (other.key_used_ != 0) std::memcpy(key_bytes_, other.key_bytes_, other.key_used_);
+  if (other.value_used_ != 0) std::memcpy(value_bytes_, other.value_bytes_, other.value_used_);
+  key_used_ = other.key_used_;
+  value_used_ = other.value_used_;
+  stores_ = other.stores_;
+  has_cas_ = other.has_cas_;
+}
+
+bool Batch::pinned() const {
+  return memory_->pinned() && !ops_.heap && !keyr_.heap && !valr_.heap;
+}
+
+void Batch::FreeRegion(Region& r) {
+  if (r.p == nullptr) return;
+  if (r.heap) {
+    HeapBatchMemory()->Free(r.p, r.cap);
+  } else {
+    memory_->Free(r.p, r.cap);
+  }
+  r = Region{};
+}
+
+void Batch::Grow(Region& r, size_t used, size_t want) {
+  if (want <= r.cap) return;
+  size_t cap = std::max<size_t>({want, r.cap * 2, 256});
+  Region fresh;
+  fresh.p = static_cast<char*>(memory_->Allocate(cap));
+  if (fresh.p == nullptr) {
+    fresh.p = static_cast<char*>(HeapBatchMemory()->Allocate(cap));
+    fresh.heap = true;
+    if (fresh.p == nullptr) throw std::bad_alloc();
+  }
+  fresh.cap = cap;
+  if (used != 0) std::memcpy(fresh.p, r.p, used);
+  FreeRegion(r);
+  r = fresh;
+}
+
+void Batch::Rebind() {
+  if (ops_.p == nullptr) {
+    types_ = nullptr;
+    keys_ = values_ = expected_ = nullptr;
+    value_lens_ = nullptr;
+  } else {
+    char* p = ops_.p;
+    keys_ = reinterpret_cast<uint64_t*>(p);
+    p += Align64(op_cap_ * 8);
+    values_ = reinterpret_cast<uint64_t*>(p);
+    p += Align64(op_cap_ * 8);
+    expected_ = reinterpret_cast<uint64_t*>(p);
+    p += Align64(op_cap_ * 8);
+    value_lens_ = reinterpret_cast<uint32_t*>(p);
+    p += Align64(op_cap_ * 4);
+    types_ = reinterpret_cast<OpType*>(p);
+  }
+  key_bytes_ = keyr_.p;
+  value_bytes_ = valr_.p;
+}
+
+void Batch::GrowOps(size_t want) {
+  if (want <= op_cap_) return;
+  const size_t cap = std::max<size_t>({want, op_cap_ * 2, 16});
+  Region fresh;
+  const size_t bytes = OpRegionBytes(cap);
+  fresh.p = static_cast<char*>(memory_->Allocate(bytes));
+  if (fresh.p == nullptr) {
+    fresh.p = static_cast<char*>(HeapBatchMemory()->Allocate(bytes));
+    fresh.heap = true;
+    if (fresh.p == nullptr) throw std::bad_alloc();
+  }
+  fresh.cap = bytes;
+  // Copy each column into its new place.
+  const OpType* t = types_;
+  const uint64_t* k = keys_;
+  const uint64_t* v = values_;
+  const uint64_t* e = expected_;
+  const uint32_t* l = value_lens_;
+  Region old = ops_;
+  ops_ = fresh;
+  const size_t old_cap = op_cap_;
+  op_cap_ = cap;
+  Rebind();
+  if (n_ != 0) {
+    std::memcpy(types_, t, n_);
+    std::memcpy(keys_, k, n_ * 8);
+    std::memcpy(values_, v, n_ * 8);
+    std::memcpy(expected_, e, n_ * 8);
+    std::memcpy(value_lens_, l, n_ * 4);
+  }
+  (void)old_cap;
+  FreeRegion(old);
+  Rebind();
+}
+
+uint64_t Batch::AppendKeyBytes(std::string_view bytes) {
+  const size_t padded = Align8(bytes.size());
+  if (key_used_ + padded >= kOverflow || bytes.size() >= kOverflow) {
+    return uint64_t(kOverflow) | (uint64_t(uint32_t(bytes.size() >= kOverflow ? kOverflow - 1 : bytes.size())) << 32);
+  }
+  Grow(keyr_, key_used_, key_used_ + padded);
+  key_bytes_ = keyr_.p;
+  char* dst = keyr_.p + key_used_;
+  if (!bytes.empty()) std::memcpy(dst, bytes.data(), bytes.size());
+  std::memset(dst + bytes.size(), 0, padded - bytes.size());
+  const uint64_t d = uint64_t(key_used_) | (uint64_t(bytes.size()) << 32);
+  key_used_ += padded;
+  return d;
+}
+
 void Batch::Append(OpType type, std::string_view key, std::string_view value) {
-  Op op;
-  op.type = type;
-  op.key_offset = arena_.size();
-  op.key_size = key.size();
-  arena_.append(key);
-  op.value_offset = arena_.size();
-  op.value_size = value.size();
-  arena_.append(value);
-  op.expected_offset = arena_.size();
-  op.expected_size = 0;
-  op.expect_absent = false;
-  ops_.push_back(op);
+  if (n_ == op_cap_) GrowOps(n_ + 1);
+  types_[n_] = type;
+  keys_[n_] = AppendKeyBytes(key);
+  const size_t vpad = Align8(value.size());
+  Grow(valr_, value_used_, value_used_ + vpad);
+  value_bytes_ = valr_.p;
+  if (!value.empty()) std::memcpy(valr_.p + value_used_, value.data(), value.size());
+  values_[n_] = value_used_;
+  // A value over 4 GiB cannot be described; it is over every value limit
+  // anyway (CheckOperation answers kValueTooLarge for the recorded size).
+  value_lens_[n_] = value.size() > 0xffffffffu ? 0xffffffffu : uint32_t(value.size());
+  value_used_ += vpad;
+  expected_[n_] = 0;
+  if (type == OpType::kPut || type == OpType::kCompareAndSwap) ++stores_;
+  if (type == OpType::kCompareAndSwap) {
+    has_cas_ = true;
+    expected_[n_] = kExpectAbsent;
+  }
+  ++n_;
 }
 
 void Batch::CompareAndSwap(std::string_view key, const std::string_view* expected,
                            std::string_view desired) {
   Append(OpType::kCompareAndSwap, key, desired);
-  Op& op = ops_.back();
-  op.expect_absent = expected == nullptr;
-  if (expected != nullptr) {
-    op.expected_offset = arena_.size();
-    op.expected_size = expected->size();
-    arena_.append(*expected);
+  if (expected != nullptr) expected_[n_ - 1] = AppendKeyBytes(*expected);
+}
+
+void Batch::AppendFrom(const Batch& other, size_t i) {
+  if (other.types_[i] == OpType::kCompareAndSwap) {
+    const std::string_view e = other.expected(i);
+    CompareAndSwap(other.key(i), other.expect_absent(i) ? nullptr : &e, other.value(i));
+  } else {
+    Append(other.types_[i], other.key(i), other.value(i));
+  }
+  // Bytes that did not fit there do not fit here either: keep the marks.
+  if (uint32_t(other.keys_[i]) == kOverflow) keys_[n_ - 1] = other.keys_[i];
+  if (other.types_[i] == OpType::kCompareAndSwap && other.expected_[i] != kExpectAbsent &&
+      uint32_t(other.expected_[i]) == kOverflow) {
+    expected_[n_ - 1] = other.expected_[i];
   }
 }
 
 void Batch::Clear() {
-  ops_.clear();
-  arena_.clear();
+  n_ = 0;
+  key_used_ = 0;
+  value_used_ = 0;
+  stores_ = 0;
+  has_cas_ = false;
 }
 
-void Batch::Reserve(size_t ops, size_t arena_bytes) {
-  ops_.reserve(ops);
-  arena_.reserve(arena_bytes);
+void Batch::Reserve(size_t ops, size_t key_bytes, size_t value_bytes) {
+  GrowOps(ops);
+  Grow(keyr_, key_used_, key_bytes);
+  Grow(valr_, value_used_, value_bytes);
+  Rebind();
 }
 
 }  // namespace kvcg

@@ -42,6 +42,9 @@ inline Code CheckOperation(const Config& config, OpType type, std::string_view k
 // The same check for operation `i` of `batch`, including the expected value
 // of a compare-and-swap (which must also be 8 bytes in Layout::kFixed8).
 inline Code CheckOperation(const Config& config, const Batch& batch, size_t i) {
+  if (batch.overflowed(i)) {
+    return uint32_t(batch.keys()[i]) == Batch::kOverflow ? Code::kKeyTooLarge : Code::kValueTooLarge;
+  }
   const Code code = CheckOperation(config, batch.type(i), batch.key(i), batch.value(i));
   if (code != Code::kOk) return code;
   if (batch.type(i) == OpType::kCompareAndSwap && !batch.expect_absent(i)) {

@@ -2,31 +2,65 @@
 // asynchronous Submit every implementation provides. Kept apart from
 // Store::Open (store.cc) so that backends can link the base class without
 // linking each other.
-#include <future>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "kvcg/store.h"
 
 namespace kvcg {
 
-void Store::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
-  std::promise<std::vector<OpResult>> promise;
-  std::future<std::vector<OpResult>> future = promise.get_future();
-  Submit(batch, [&promise](std::vector<OpResult>&& r) { promise.set_value(std::move(r)); });
-  *results = future.get();
-}
+namespace {
 
-std::vector<OpResult> Store::Execute(const Batch& batch) {
-  std::vector<OpResult> results;
-  ExecuteInto(batch, &results);
-  return results;
+// One waiter. Spins briefly before sleeping: a GPU batch completes in tens
+// of microseconds, about what a futex wake-up costs.
+struct Waiter {
+  std::atomic<bool> ready{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool sleeping = false;
+  Results results;
+
+  void Set(Results&& r) {
+    results = std::move(r);
+    std::lock_guard<std::mutex> lock(mu);
+    ready.store(true, std::memory_order_release);
+    if (sleeping) cv.notify_one();
+  }
+  Results Wait() {
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (!ready.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > spin_until) {
+        std::unique_lock<std::mutex> lock(mu);
+        sleeping = true;
+        cv.wait(lock, [&] { return ready.load(std::memory_order_acquire); });
+        break;
+      }
+      std::this_thread::yield();
+    }
+    // Set() holds mu until after `ready`: taking it here waits for Set to
+    // finish touching the waiter before it is destroyed.
+    std::lock_guard<std::mutex> lock(mu);
+    return std::move(results);
+  }
+};
+
+}  // namespace
+
+Results Store::Execute(Batch&& batch) {
+  Waiter w;
+  Submit(std::move(batch), [&w](Results&& r) { w.Set(std::move(r)); });
+  return w.Wait();
 }
 
 namespace {
 OpResult ExecuteOne(Store* store, OpType type, std::string_view key, std::string_view value) {
-  Batch batch;
+  Batch batch = store->NewBatch();
   batch.Append(type, key, value);
-  std::vector<OpResult> results = store->Execute(batch);
-  return std::move(results.at(0));
+  Results results = store->Execute(std::move(batch));
+  return results[0].ToOwned();
 }
 }  // namespace
 

@@ -37,125 +37,113 @@ CpuStore::CpuStore(const Config& config)
 }
 
 void CpuStore::Submit(Batch batch, Completion done) {
-  std::vector<OpResult> results;
-  ExecuteInto(batch, &results);
-  done(std::move(results));
+  // One builder per batch: values are copied once, into its arena (no
+  // allocation per op); the views handed out point there.
+  ResultsBuilder results;
+  results.Reset(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) ExecuteOne(batch, i, Out{&results, i});
+  done(results.Finish());
 }
 
-void CpuStore::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
-  results->resize(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    OpResult& r = (*results)[i];
-    r.value.clear();
-    ExecuteOne(batch, i, &r);
-  }
-}
-
-void CpuStore::ExecuteOne(const Batch& batch, size_t i, OpResult* result) {
+void CpuStore::ExecuteOne(const Batch& batch, size_t i, Out out) {
   const OpType type = batch.type(i);
   const std::string_view key = batch.key(i);
   const std::string_view value = batch.value(i);
   const Code check = CheckOperation(config_, batch, i);
   if (check != Code::kOk) {
-    result->code = check;
+    out.Code(check);
     return;
   }
   const uint64_t hash = config_.hash(key);
   Shard& shard = ShardFor(hash);
   switch (type) {
     case OpType::kGet:
-      Get(shard, hash, key, result);
+      Get(shard, hash, key, out);
       return;
     case OpType::kPut:
-      Put(shard, hash, key, value, result);
+      Put(shard, hash, key, value, out);
       return;
     case OpType::kDelete:
-      Delete(shard, hash, key, result);
+      Delete(shard, hash, key, out);
       return;
     case OpType::kCompareAndSwap: {
       const std::string_view expected = batch.expected(i);
-      CompareAndSwap(shard, hash, key, value, batch.expect_absent(i) ? nullptr : &expected,
-                     result);
+      CompareAndSwap(shard, hash, key, value, batch.expect_absent(i) ? nullptr : &expected, out);
       return;
     }
   }
-  result->code = Code::kInvalidArgument;
+  out.Code(Code::kInvalidArgument);
 }
 
-void CpuStore::Get(Shard& shard, uint64_t hash, std::string_view key, OpResult* result) {
+void CpuStore::Get(Shard& shard, uint64_t hash, std::string_view key, Out out) {
   std::shared_lock lock(shard.lock);
   const int64_t index = shard.table.Find(hash, key);
   if (index < 0) {
-    result->code = Code::kNotFound;
+    out.Code(Code::kNotFound);
     return;
   }
-  result->code = Code::kOk;
-  result->value = shard.table.at(index).value;  // copied under the lock: see shard_table.h
+  out.Value(Code::kOk, shard.table.at(index).value);  // copied under the lock: see shard_table.h
 }
 
 void CpuStore::Put(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
-                   OpResult* result) {
+                   Out out) {
   std::unique_lock lock(shard.lock);
-  Store(shard, hash, shard.table.Find(hash, key), key, value, result);
+  Store(shard, hash, shard.table.Find(hash, key), key, value, out);
 }
 
 void CpuStore::CompareAndSwap(Shard& shard, uint64_t hash, std::string_view key,
                               std::string_view value, const std::string_view* expected,
-                              OpResult* result) {
+                              Out out) {
   std::unique_lock lock(shard.lock);
   const int64_t index = shard.table.Find(hash, key);
   const bool matches = index < 0 ? expected == nullptr
                                  : expected != nullptr && shard.table.at(index).value == *expected;
   if (matches) {
-    Store(shard, hash, index, key, value, result);
+    Store(shard, hash, index, key, value, out);
   } else if (index < 0) {
-    result->code = Code::kNotFound;
+    out.Code(Code::kNotFound);
   } else {
-    result->code = Code::kOk;
-    result->value = shard.table.at(index).value;
+    out.Value(Code::kOk, shard.table.at(index).value);
   }
 }
 
 void CpuStore::Store(Shard& shard, uint64_t hash, int64_t index, std::string_view key,
-                     std::string_view value, OpResult* result) {
+                     std::string_view value, Out out) {
   if (index < 0) {
     const uint64_t charge = Charge(key, value);
     if (!Reserve(1, static_cast<int64_t>(charge))) {
-      result->code = Code::kCapacityExhausted;
+      out.Code(Code::kCapacityExhausted);
       return;
     }
     shard.table.InsertAbsent(hash, key, value);
     shard.bytes += charge;
-    result->code = Code::kNotFound;
+    out.Code(Code::kNotFound);
     return;
   }
   ShardTable::Entry& entry = shard.table.at(index);
   const int64_t delta = static_cast<int64_t>(value.size()) - static_cast<int64_t>(entry.value.size());
   if (delta > 0 && !Reserve(0, delta)) {
-    result->code = Code::kCapacityExhausted;
+    out.Code(Code::kCapacityExhausted);
     return;
   }
   if (delta < 0) Reserve(0, delta);  // releasing never fails
   shard.bytes += delta;
-  // Hand the old value to the caller and reuse nothing of it: a value
-  // assigned into the old buffer would force a copy for the result instead.
-  result->value = std::move(entry.value);
+  out.Value(Code::kOk, entry.value);  // the previous value, copied into the results' arena
   entry.value.assign(value);
-  result->code = Code::kOk;
 }
 
-void CpuStore::Delete(Shard& shard, uint64_t hash, std::string_view key, OpResult* result) {
+void CpuStore::Delete(Shard& shard, uint64_t hash, std::string_view key, Out out) {
   std::unique_lock lock(shard.lock);
   const int64_t index = shard.table.Find(hash, key);
   if (index < 0) {
-    result->code = Code::kNotFound;
+    out.Code(Code::kNotFound);
     return;
   }
   const uint64_t charge = Charge(shard.table.at(index).key, shard.table.at(index).value);
-  shard.table.Erase(index, &result->value);
+  out.Value(Code::kOk, shard.table.at(index).value);
+  shard.table.Erase(index, nullptr);
   shard.bytes -= charge;
   Reserve(-1, -static_cast<int64_t>(charge));
-  result->code = Code::kOk;
 }
 
 bool CpuStore::Reserve(int64_t keys, int64_t bytes) {

@@ -38,7 +38,6 @@ class CpuStore final : public Store {
   ~CpuStore() override = default;
 
   void Submit(Batch batch, Completion done) override;
-  void ExecuteInto(const Batch& batch, std::vector<OpResult>* results) override;
   uint64_t Size() const override;
   uint64_t MemoryBytes() const override;
   void Clear() override;
@@ -55,17 +54,24 @@ class CpuStore final : public Store {
     uint64_t bytes = 0;  // charged bytes of this shard's entries; under `lock`
   };
 
-  void ExecuteOne(const Batch& batch, size_t i, OpResult* result);
-  void Get(Shard& shard, uint64_t hash, std::string_view key, OpResult* result);
+  // Where one op's result goes: slot i of a ResultsBuilder.
+  struct Out {
+    ResultsBuilder* b;
+    size_t i;
+    void Code(kvcg::Code c) const { b->SetCode(i, c); }
+    void Value(kvcg::Code c, std::string_view v) const { b->SetValue(i, c, v); }
+  };
+  void ExecuteOne(const Batch& batch, size_t i, Out out);
+  void Get(Shard& shard, uint64_t hash, std::string_view key, Out out);
   void Put(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
-           OpResult* result);
-  void Delete(Shard& shard, uint64_t hash, std::string_view key, OpResult* result);
+           Out out);
+  void Delete(Shard& shard, uint64_t hash, std::string_view key, Out out);
   void CompareAndSwap(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
-                      const std::string_view* expected, OpResult* result);
+                      const std::string_view* expected, Out out);
   // Stores `value` at entry `index` (or inserts when index < 0) after
   // checking capacity; fills `result` with the previous value or an error.
   void Store(Shard& shard, uint64_t hash, int64_t index, std::string_view key,
-             std::string_view value, OpResult* result);
+             std::string_view value, Out out);
 
   // Reserve room for `keys` more keys and `bytes` more bytes; false (and
   // nothing reserved) when a configured limit would be exceeded.

@@ -1,0 +1,209 @@
+// kvcg/results.h — the results of one batch, as columns of borrowed views.
+//
+// A Store's completion receives a Results: one Code and one value view per
+// operation, in batch order. Nothing is copied per operation on the way:
+// on the GPU backend, codes and views are written by the GPU into
+// page-locked memory, and a view points straight at the value in the
+// store's host value heap; on the CPU backend, values are copied once into
+// one arena per batch.
+//
+// Lifetimes (as LevelDB's Slice). The bytes a view points to stay valid and
+// unchanged until the Results that produced it is destroyed or Release()d —
+// even if a later operation overwrites or deletes the key: the store keeps a
+// replaced value until every Results that can point at it is gone (the GPU
+// backend reclaims by epochs, see store/gpu/result_epochs.h). So:
+//   * read or copy a value before releasing its Results;
+//   * release promptly: a Results held forever pins the memory of every
+//     value replaced after it (the store does not fail, it grows).
+// Using a view after its release is undefined (ASan catches it in the CPU
+// build's tests).
+//
+// A Results is move-only and not thread-safe; it may be moved to and
+// released on any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvcg/status.h"
+
+namespace kvcg {
+
+// A borrowed value: `size` bytes at `data`. Trivially copyable, so the GPU
+// writes it directly.
+struct ValueRef {
+  const char* data;
+  uint64_t size;
+};
+
+// The outcome of one operation, owning its value (for simple callers and
+// tests; the batch path hands out OpResultView instead).
+//   code == kOk:       GET found the key; PUT/DELETE replaced/removed a value.
+//                      `value` holds the value read (GET) or the previous value.
+//   code == kNotFound: the key was absent. A PUT still stored its value.
+//   any other code:    an error; the operation changed nothing and `value` is empty.
+struct OpResult {
+  Code code = Code::kOk;
+  std::string value;
+
+  bool found() const { return code == Code::kOk; }
+  // True for the two normal outcomes (kOk, kNotFound).
+  bool succeeded() const { return code == Code::kOk || code == Code::kNotFound; }
+};
+
+// The same, borrowing its value from a Results (valid as long as it is).
+struct OpResultView {
+  Code code = Code::kOk;
+  std::string_view value;
+
+  bool found() const { return code == Code::kOk; }
+  bool succeeded() const { return code == Code::kOk || code == Code::kNotFound; }
+  OpResult ToOwned() const { return OpResult{code, std::string(value)}; }
+};
+
+class Results {
+ public:
+  // Keeps alive whatever the columns and views point into; destroyed (on
+  // any thread) when the Results is released. Backends subclass it.
+  class Owner {
+   public:
+    virtual ~Owner() = default;
+  };
+
+  Results() = default;
+  // n results: codes[i], and views[i] (kOk only; others are read as empty).
+  Results(size_t n, const Code* codes, const ValueRef* views, std::unique_ptr<Owner> owner)
+      : n_(n), codes_(codes), views_(views), owner_(std::move(owner)) {}
+  // Fixed-width values: result i's value is the 8 bytes of words[i] when
+  // codes[i] is kOk.
+  Results(size_t n, const Code* codes, const uint64_t* words, std::unique_ptr<Owner> owner)
+      : n_(n), codes_(codes), words_(words), owner_(std::move(owner)) {}
+  ~Results() = default;
+  Results(Results&& other) noexcept { *this = std::move(other); }
+  Results& operator=(Results&& other) noexcept {
+    if (this != &other) {
+      owner_ = std::move(other.owner_);
+      n_ = other.n_;
+      codes_ = other.codes_;
+      views_ = other.views_;
+      words_ = other.words_;
+      other.n_ = 0;
+      other.codes_ = nullptr;
+      other.views_ = nullptr;
+      other.words_ = nullptr;
+    }
+    return *this;
+  }
+  Results(const Results&) = delete;
+  Results& operator=(const Results&) = delete;
+
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  Code code(size_t i) const { return codes_[i]; }
+  bool found(size_t i) const { return codes_[i] == Code::kOk; }
+  // The value read (GET) or replaced (PUT, DELETE, CAS); empty unless found(i).
+  std::string_view value(size_t i) const {
+    if (codes_[i] != Code::kOk) return {};
+    if (words_ != nullptr) return {reinterpret_cast<const char*>(words_ + i), 8};
+    return {views_[i].data, size_t(views_[i].size)};
+  }
+  OpResultView operator[](size_t i) const { return {code(i), value(i)}; }
+
+  // Copies every result (tests, simple callers).
+  std::vector<OpResult> ToOwned() const;
+
+  // Ends the lease: every view of this Results dies. Idempotent; also done
+  // by the destructor.
+  void Release() {
+    owner_.reset();
+    n_ = 0;
+    codes_ = nullptr;
+    views_ = nullptr;
+    words_ = nullptr;
+  }
+
+  // The columns, for consumers that move results on as columns.
+  const Code* codes() const { return codes_; }
+
+ private:
+  size_t n_ = 0;
+  const Code* codes_ = nullptr;
+  const ValueRef* views_ = nullptr;
+  const uint64_t* words_ = nullptr;
+  std::unique_ptr<Owner> owner_;
+};
+
+// Results [begin, begin + count) of a Results: what one command of a
+// pipeline (or one part of a batch) reads. Iterable.
+class ResultSpan {
+ public:
+  ResultSpan() = default;
+  ResultSpan(const Results* r, size_t begin, size_t count) : r_(r), begin_(begin), n_(count) {}
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  OpResultView operator[](size_t i) const { return (*r_)[begin_ + i]; }
+
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = OpResultView;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = OpResultView;
+    iterator(const ResultSpan* s, size_t i) : s_(s), i_(i) {}
+    OpResultView operator*() const { return (*s_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const ResultSpan* s_;
+    size_t i_;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, n_}; }
+
+ private:
+  const Results* r_ = nullptr;
+  size_t begin_ = 0, n_ = 0;
+};
+
+// A Results whose storage is owned here: a code and a view per op and one
+// arena for value bytes. The CPU backend and the engine build their results
+// in it; Finish() hands it over as a Results without copying. Appending a
+// value copies it into the arena; views into the arena are fixed up at
+// Finish (the arena may move while growing).
+class ResultsBuilder {
+ public:
+  ResultsBuilder();
+  ~ResultsBuilder();
+  ResultsBuilder(ResultsBuilder&&) noexcept;
+  ResultsBuilder& operator=(ResultsBuilder&&) noexcept;
+  // Starts n results, every code kNotFound and every value empty.
+  void Reset(size_t n);
+  size_t size() const;
+  Code code(size_t i) const;
+  void SetCode(size_t i, Code code);
+  // Code and a copy of the value.
+  void SetValue(size_t i, Code code, std::string_view value);
+  // Code and a view of bytes that `keep` keeps alive (e.g. an inner
+  // store's Results), no copy. Keep() before the view's owner goes away.
+  void SetView(size_t i, Code code, std::string_view value);
+  void Keep(Results&& inner);
+  // Hands the results over. The builder is empty afterwards.
+  Results Finish();
+
+ private:
+  struct Storage;
+  std::unique_ptr<Storage> s_;
+};
+
+}  // namespace kvcg

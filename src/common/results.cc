@@ -1,0 +1,81 @@
+// Results::ToOwned and ResultsBuilder (kvcg/results.h).
+//
+// ResultsBuilder keeps codes, views and one value arena in a single Owner,
+// allocated once per batch (never per op). Copied values are recorded as
+// arena offsets and turned into pointers at Finish(), because the arena may
+// move while it grows.
+#include "kvcg/results.h"
+
+namespace kvcg {
+
+std::vector<OpResult> Results::ToOwned() const {
+  std::vector<OpResult> out(n_);
+  for (size_t i = 0; i < n_; ++i) {
+    out[i].code = code(i);
+    out[i].value.assign(value(i));
+  }
+  return out;
+}
+
+namespace {
+constexpr uint64_t kAbsolute = ~uint64_t(0);
+}  // namespace
+
+struct ResultsBuilder::Storage final : Results::Owner {
+  std::vector<Code> codes;
+  std::vector<ValueRef> views;
+  std::vector<uint64_t> offsets;  // arena offset of a copied value, or kAbsolute
+  std::string arena;
+  std::vector<Results> kept;
+};
+
+ResultsBuilder::ResultsBuilder() = default;
+ResultsBuilder::~ResultsBuilder() = default;
+ResultsBuilder::ResultsBuilder(ResultsBuilder&&) noexcept = default;
+ResultsBuilder& ResultsBuilder::operator=(ResultsBuilder&&) noexcept = default;
+
+void ResultsBuilder::Reset(size_t n) {
+  if (!s_) s_ = std::make_unique<Storage>();
+  s_->codes.assign(n, Code::kNotFound);
+  s_->views.assign(n, ValueRef{nullptr, 0});
+  s_->offsets.assign(n, kAbsolute);
+  s_->arena.clear();
+  s_->kept.clear();
+}
+
+size_t ResultsBuilder::size() const { return s_ ? s_->codes.size() : 0; }
+Code ResultsBuilder::code(size_t i) const { return s_->codes[i]; }
+void ResultsBuilder::SetCode(size_t i, Code code) {
+  s_->codes[i] = code;
+  s_->views[i] = ValueRef{nullptr, 0};
+  s_->offsets[i] = kAbsolute;
+}
+
+void ResultsBuilder::SetValue(size_t i, Code code, std::string_view value) {
+  s_->codes[i] = code;
+  s_->offsets[i] = s_->arena.size();
+  s_->views[i] = ValueRef{nullptr, value.size()};
+  s_->arena.append(value);
+}
+
+void ResultsBuilder::SetView(size_t i, Code code, std::string_view value) {
+  s_->codes[i] = code;
+  s_->offsets[i] = kAbsolute;
+  s_->views[i] = ValueRef{value.data(), value.size()};
+}
+
+void ResultsBuilder::Keep(Results&& inner) { s_->kept.push_back(std::move(inner)); }
+
+Results ResultsBuilder::Finish() {
+  if (!s_) s_ = std::make_unique<Storage>();
+  Storage& s = *s_;
+  for (size_t i = 0; i < s.views.size(); ++i) {
+    if (s.offsets[i] != kAbsolute) s.views[i].data = s.arena.data() + s.offsets[i];
+  }
+  const size_t n = s.codes.size();
+  const Code* codes = s.codes.data();
+  const ValueRef* views = s.views.data();
+  return Results(n, codes, views, std::move(s_));
+}
+
+}  // namespace kvcg
