@@ -70,7 +70,7 @@ struct Config {
   // --- GPU backend.
   int gpu_device = 0;                // CUDA device ordinal.
   uint64_t gpu_memory_bytes = 0;     // Device memory the slab pool may use; 0 = 3/4 of what is free.
-  uint32_t gpu_orchestrators = 4;    // Orchestrator threads, one CUDA stream each.
+  uint32_t gpu_orchestrators = 4;    // Ignored: the GPU store has one ordered pipeline (kept so configs parse).
   uint32_t gpu_max_batch_ops = 0;    // Aggregated batch size bound; 0 = 2 x resident threads.
   uint32_t gpu_batch_timeout_us = 20;  // Aggregation time bound (Mega-KV periodic scheduling).
   uint32_t retry_timeout_ms = 1000;  // Bound on internal retries before kTimedOut.

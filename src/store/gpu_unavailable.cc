@@ -14,16 +14,3 @@ Status OpenGpuStore(const Config&, std::unique_ptr<Store>*) {
 }
 
 }  // namespace kvcg::store
-
-// The columnar bulk API (kvcg/gpu_bulk.h) without CUDA: nothing to run on.
-#include "kvcg/gpu_bulk.h"
-
-namespace kvcg::gpu {
-
-Status ExecuteFixed8(Store*, const Fixed8Ops&) {
-  return Status::Unavailable("kvcg was built without CUDA support (KVCG_WITH_CUDA=OFF)");
-}
-void* AllocPinned(size_t) { return nullptr; }
-void FreePinned(void*) {}
-
-}  // namespace kvcg::gpu

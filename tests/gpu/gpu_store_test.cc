@@ -77,8 +77,10 @@ struct Model {
 
 // Random ops over a small key space, many per batch (so keys repeat inside
 // one aggregated batch), checked op by op against the model.
+// pinned: batches from store->NewBatch() (page-locked: a batch of >= 1024
+// ops is DMA'd as is), else heap batches (gathered into staging).
 void RunDifferential(Store* store, bool fixed8, uint64_t seed, int batches, int batch_ops,
-                     int keys) {
+                     int keys, bool pinned = false) {
   std::mt19937_64 rng(seed);
   Model model;
   auto make_key = [&](uint64_t k) {
@@ -94,7 +96,7 @@ void RunDifferential(Store* store, bool fixed8, uint64_t seed, int batches, int 
     return s;
   };
   for (int b = 0; b < batches; ++b) {
-    Batch batch;
+    Batch batch = pinned ? store->NewBatch() : Batch();
     std::vector<OpResult> want;
     for (int i = 0; i < batch_ops; ++i) {
       const std::string key = make_key(rng() % keys);
@@ -124,7 +126,7 @@ void RunDifferential(Store* store, bool fixed8, uint64_t seed, int batches, int 
         want.push_back(model.Apply(OpType::kCompareAndSwap, key, value, expected));
       }
     }
-    std::vector<OpResult> got = store->Execute(batch);
+    std::vector<OpResult> got = store->Execute(batch).ToOwned();
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_TRUE(Same(got[i], want[i])) << "batch " << b << " op " << i << " "
@@ -213,13 +215,13 @@ TEST(GpuStore, SlabPoolGrowsAndKeepsEverything) {
   for (uint64_t base = 0; base < kKeys; base += 50000) {
     Batch batch;
     for (uint64_t i = base; i < base + 50000; ++i) batch.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(i + 1));
-    std::vector<OpResult> r = store->Execute(batch);
+    std::vector<OpResult> r = store->Execute(batch).ToOwned();
     for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i].code, Code::kNotFound) << base + i;
   }
   EXPECT_EQ(store->Size(), kKeys);
   Batch batch;
   for (uint64_t i = 0; i < kKeys; ++i) batch.Get(gpu_test::Bytes8(i));
-  std::vector<OpResult> r = store->Execute(batch);
+  std::vector<OpResult> r = store->Execute(batch).ToOwned();
   for (uint64_t i = 0; i < kKeys; ++i) ASSERT_EQ(r[i].value, gpu_test::Bytes8(i + 1)) << i;
 }
 
@@ -240,7 +242,7 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     for (uint64_t base = 0; base < (8u << 20) && !exhausted; base += 100000) {
       Batch batch;
       for (uint64_t i = base; i < base + 100000; ++i) batch.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(~i));
-      std::vector<OpResult> r = store->Execute(batch);
+      std::vector<OpResult> r = store->Execute(batch).ToOwned();
       for (size_t i = 0; i < r.size(); ++i) {
         if (r[i].code == Code::kNotFound) {
           stored.push_back(base + i);
@@ -256,7 +258,7 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     EXPECT_EQ(store->Size(), stored.size());
     Batch gets;
     for (uint64_t k : stored) gets.Get(gpu_test::Bytes8(k));
-    std::vector<OpResult> r = store->Execute(gets);
+    std::vector<OpResult> r = store->Execute(gets).ToOwned();
     for (size_t i = 0; i < stored.size(); ++i) {
       ASSERT_EQ(r[i].code, Code::kOk) << stored[i];
       ASSERT_EQ(r[i].value, gpu_test::Bytes8(~stored[i])) << stored[i];
@@ -290,7 +292,8 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
         if (i == 0) b.Put(k, v);
         if (i == 1 || i == 3) b.Get(k);
         if (i == 2) b.Delete(k);
-        store->Submit(std::move(b), [&, i](std::vector<OpResult>&& res) {
+        store->Submit(std::move(b), [&, i](Results&& res_view) {
+          std::vector<OpResult> res = res_view.ToOwned();
           r[i] = std::move(res);
           left.fetch_sub(1);
         });
@@ -333,7 +336,8 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
             std::lock_guard<std::mutex> lock(mu);
             ++outstanding;
           }
-          store->Submit(std::move(batch), [&, want](std::vector<OpResult>&& got) {
+          store->Submit(std::move(batch), [&, want](Results&& got_view) {
+            std::vector<OpResult> got = got_view.ToOwned();
             for (size_t i = 0; i < got.size(); ++i) {
               if (!Same(got[i], (*want)[i])) errors.fetch_add(1);
             }
@@ -364,7 +368,7 @@ TEST(GpuStore, GeneralCasComparesEveryByte) {
     const std::string_view e = wrong;
     Batch b;
     b.CompareAndSwap("key", &e, "new");
-    std::vector<OpResult> r = store->Execute(b);
+    std::vector<OpResult> r = store->Execute(b).ToOwned();
     EXPECT_EQ(r[0].code, Code::kOk);
     EXPECT_EQ(r[0].value, v) << pos;
     EXPECT_EQ(store->Get("key").value, v) << "CAS stored although byte " << pos << " differs";
@@ -391,7 +395,7 @@ TEST(GpuStore, ClearWhileSubmitting) {
       while (!stop.load()) {
         Batch b;
         for (int j = 0; j < 100; ++j, ++i) b.Put("t" + std::to_string(t) + ":" + std::to_string(i % 5000), "v");
-        std::vector<OpResult> r = store->Execute(b);
+        std::vector<OpResult> r = store->Execute(b).ToOwned();
         for (const OpResult& x : r) ASSERT_TRUE(x.succeeded()) << CodeName(x.code);
         completed.fetch_add(1);
       }
@@ -408,6 +412,140 @@ TEST(GpuStore, ClearWhileSubmitting) {
   EXPECT_EQ(store->Size(), 0u);
   EXPECT_EQ(store->MemoryBytes(), 0u);
   EXPECT_EQ(store->Get("t0:1").code, Code::kNotFound);
+}
+
+// ARBs over kSmallArbOps take the device-wide sort path; page-locked batches
+// of >= 1024 ops are DMA'd as is. Both against the model, both layouts.
+TEST(GpuStore, LargeArbsAndDirectBatchesMatchTheModel) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    auto store = OpenOrDie(GpuConfig(layout));
+    ASSERT_TRUE(store);
+    const bool fixed8 = layout == Layout::kFixed8;
+    RunDifferential(store.get(), fixed8, 11, 4, 20000, 3000, /*pinned=*/true);
+    RunDifferential(store.get(), fixed8, 12, 3, 9000, 200, /*pinned=*/false);
+  }
+}
+
+// Direct (page-locked, large) and staged (heap, small) batches submitted
+// back to back land in one ARB; same-key order holds across them.
+TEST(GpuStore, MixedDirectAndStagedBatchesKeepOrder) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    Config c = GpuConfig(layout);
+    c.gpu_batch_timeout_us = 2000;  // let the submits below aggregate
+    auto store = OpenOrDie(c);
+    ASSERT_TRUE(store);
+    Model model;
+    std::mt19937_64 rng(21);
+    std::vector<std::shared_ptr<std::vector<OpResult>>> wants;
+    std::vector<std::vector<OpResult>> gots(16);
+    std::atomic<int> left{16};
+    for (int b = 0; b < 16; ++b) {
+      const bool big = b % 2 == 0;
+      Batch batch = big ? store->NewBatch() : Batch();
+      auto want = std::make_shared<std::vector<OpResult>>();
+      for (int i = 0; i < (big ? 1500 : 40); ++i) {
+        const std::string key = gpu_test::Bytes8(rng() % 64);
+        const std::string value = gpu_test::Bytes8(rng());
+        if (rng() % 3 == 0) {
+          batch.Put(key, value);
+          want->push_back(model.Apply(OpType::kPut, key, value, std::nullopt));
+        } else {
+          batch.Get(key);
+          want->push_back(model.Apply(OpType::kGet, key, "", std::nullopt));
+        }
+      }
+      EXPECT_EQ(batch.pinned(), big);
+      wants.push_back(want);
+      store->Submit(std::move(batch), [&, b](Results&& r) {
+        gots[b] = r.ToOwned();
+        left.fetch_sub(1);
+      });
+    }
+    while (left.load() != 0) std::this_thread::yield();
+    for (int b = 0; b < 16; ++b) {
+      ASSERT_EQ(gots[b].size(), wants[b]->size());
+      for (size_t i = 0; i < gots[b].size(); ++i) {
+        ASSERT_TRUE(Same(gots[b][i], (*wants[b])[i])) << "batch " << b << " op " << i;
+      }
+    }
+  }
+}
+
+// A value view stays valid and unchanged while its Results lives, however
+// often the key is overwritten or deleted meanwhile (result_epochs.h); and
+// across Clear().
+TEST(GpuStore, ResultViewsOutliveOverwritesDeletesAndClear) {
+  SKIP_WITHOUT_GPU();
+  auto store = OpenOrDie(GpuConfig(Layout::kGeneral));
+  ASSERT_TRUE(store);
+  const std::string v0(100, 'x');
+  ASSERT_TRUE(store->Put("key", v0).succeeded());
+  Batch get;
+  get.Get("key");
+  Results held = store->Execute(get);
+  ASSERT_EQ(held.value(0), v0);
+  const char* where = held.value(0).data();
+  for (int round = 0; round < 300; ++round) {
+    Batch b;
+    // Same size class as v0, so a reused blob would be overwritten.
+    b.Put("key", std::string(100, char('a' + round % 26)));
+    if (round % 3 == 0) b.Delete("key");
+    for (int k = 0; k < 20; ++k) b.Put("other" + std::to_string(k), std::string(100, 'o'));
+    Results r = store->Execute(std::move(b));
+    ASSERT_TRUE(r[0].succeeded());
+  }
+  EXPECT_EQ(held.value(0), v0);
+  EXPECT_EQ(held.value(0).data(), where);
+  store->Clear();
+  for (int k = 0; k < 100; ++k) store->Put("new" + std::to_string(k), std::string(100, 'n'));
+  EXPECT_EQ(held.value(0), v0);
+  held.Release();
+  // After the release the memory may be reused; the store keeps serving.
+  for (int k = 0; k < 100; ++k) ASSERT_TRUE(store->Put("new" + std::to_string(k), "z").found());
+}
+
+// The device applies the contract's per-op input check: bad ops are
+// answered like the CPU backend answers them, good ops beside them run.
+TEST(GpuStore, BadInputIsAnsweredPerOpOnTheDevice) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    Config c = GpuConfig(layout);
+    c.max_key_bytes = 16;
+    c.max_value_bytes = 32;
+    auto gpu = OpenOrDie(c);
+    Config cc = c;
+    cc.backend = Backend::kCpu;
+    auto cpu = OpenOrDie(cc);
+    ASSERT_TRUE(gpu && cpu);
+    const std::string k8 = gpu_test::Bytes8(5), v8 = gpu_test::Bytes8(6);
+    const std::string long_key(17, 'k'), long_value(33, 'v'), short_key(3, 's');
+    Batch b;
+    b.Put(k8, v8);
+    b.Get(long_key);
+    b.Put(k8, long_value);
+    b.Put(short_key, v8);
+    b.Put(k8, "abc");
+    const std::string_view bad_expected = long_value;
+    b.CompareAndSwap(k8, &bad_expected, v8);
+    b.Get(k8);
+    b.Delete(long_key);
+    for (int pass = 0; pass < 2; ++pass) {  // small and large ARB paths
+      Batch big;
+      for (int r = 0; r < (pass == 0 ? 1 : 400); ++r) {
+        for (size_t i = 0; i < b.size(); ++i) big.AppendFrom(b, i);
+      }
+      std::vector<OpResult> g = gpu->Execute(big).ToOwned();
+      std::vector<OpResult> w = cpu->Execute(big).ToOwned();
+      ASSERT_EQ(g.size(), w.size());
+      for (size_t i = 0; i < g.size(); ++i) ASSERT_TRUE(Same(g[i], w[i])) << "op " << i;
+    }
+    EXPECT_EQ(gpu->Size(), cpu->Size());
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// GpuStore: device setup, Submit's check/hash/route, the admin calls, and
+// GpuStore: device setup, Submit, the admin calls, and
 // the two backend factories (GpuAvailable, OpenGpuStore).
 //
 // Sizing. Buckets: a power of two near expected_keys / 16, so the paper's
@@ -15,9 +15,8 @@
 #include <cstring>
 
 #include "store/backends.h"
-#include "store/gpu/bulk.h"
 #include "store/gpu/lslab_kernel.h"
-#include "store/gpu/orchestrator.h"
+#include "store/gpu/pipeline.h"
 
 namespace kvcg::store {
 
@@ -152,18 +151,16 @@ Status GpuStore::Init() {
   pool_ = std::make_unique<SlabPool>(budget_.get(), counters_, chunk_table_);
   if (pool_->error() != cudaSuccess) return CudaStatus(pool_->error(), "slab pool");
 
-  for (uint32_t i = 0; i < config_.gpu_orchestrators; ++i) {
-    orchestrators_.push_back(std::make_unique<Orchestrator>(this, i, budget_.get()));
-    err = orchestrators_.back()->Start();
-    if (err != cudaSuccess) return CudaStatus(err, "starting an orchestrator");
-  }
+  pinned_ = std::make_unique<PinnedMemory>();
+  pipeline_ = std::make_unique<Pipeline>(this, budget_.get(), pinned_.get());
+  err = pipeline_->Start();
+  if (err != cudaSuccess) return CudaStatus(err, "starting the pipeline");
   return Status::Ok();
 }
 
 GpuStore::~GpuStore() {
-  bulk_free_.clear();  // callers are gone: every context is idle
-  for (auto& o : orchestrators_) o->Stop();
-  orchestrators_.clear();  // frees the heaps while the table still exists
+  if (pipeline_) pipeline_->Stop();
+  pipeline_.reset();  // frees the heaps while the table still exists
   pool_.reset();
   if (buckets_ != nullptr) cudaFree(buckets_);
   if (chunk_table_ != nullptr) cudaFree(chunk_table_);
@@ -172,74 +169,10 @@ GpuStore::~GpuStore() {
 }
 
 void GpuStore::Submit(Batch batch, Completion done) {
-  const size_t n = batch.size();
-  auto* req = new Request;
-  req->batch = std::move(batch);
-  req->done = std::move(done);
-  req->results.resize(n);
-  const uint32_t orchs = uint32_t(orchestrators_.size());
-  Part* parts_small[8] = {};
-  std::vector<Part*> parts_big;
-  Part** parts = parts_small;
-  if (orchs > 8) {
-    parts_big.assign(orchs, nullptr);
-    parts = parts_big.data();
-  }
-  const Batch& b = req->batch;
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view key = b.key(i);
-    const Code code = CheckOperation(config_, b, i);
-    if (code != Code::kOk) {
-      req->results[i].code = code;
-      continue;
-    }
-    const uint64_t hash = config_.hash(key);
-    const uint32_t o = Route(hash);
-    if (parts[o] == nullptr) {
-      parts[o] = new Part;
-      parts[o]->request = req;
-      const size_t expect = n / orchs + n / (4 * orchs) + 8;
-      parts[o]->ops.reserve(expect);
-      parts[o]->hashes.reserve(expect);
-    }
-    parts[o]->ops.push_back(uint32_t(i));
-    parts[o]->hashes.push_back(hash);
-  }
-  uint32_t count = 0;
-  for (uint32_t o = 0; o < orchs; ++o) count += parts[o] != nullptr;
-  if (count == 0) {
-    req->done(std::move(req->results));
-    delete req;
-    return;
-  }
-  req->parts_left.store(count, std::memory_order_relaxed);
-  for (uint32_t o = 0; o < orchs; ++o) {
-    if (parts[o] == nullptr) continue;
-    parts[o]->pending = parts[o]->ops.size();
-    orchestrators_[o]->Enqueue(parts[o]);
-  }
-}
-
-void GpuStore::ExecuteInto(const Batch& batch, std::vector<OpResult>* results) {
-  struct Waiter {
-    std::atomic<bool> done{false};
-    std::mutex mu;
-    std::condition_variable cv;
-  } w;
-  Submit(batch, [&w, results](std::vector<OpResult>&& r) {
-    *results = std::move(r);
-    std::lock_guard<std::mutex> lock(w.mu);
-    w.done.store(true, std::memory_order_release);
-    w.cv.notify_one();
-  });
-  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
-  while (!w.done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < spin_until) {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
-  std::unique_lock<std::mutex> lock(w.mu);
-  w.cv.wait(lock, [&] { return w.done.load(std::memory_order_acquire); });
+  auto* r = new Request;
+  r->batch = std::move(batch);
+  r->done = std::move(done);
+  pipeline_->Enqueue(r);
 }
 
 void GpuStore::ReadCounters(DeviceCounters* out) const {
@@ -265,38 +198,24 @@ uint64_t GpuStore::MemoryBytes() const {
   return c.mem_bytes;
 }
 
-void GpuStore::ArriveAtBarrier(ClearBarrier* b) {
-  std::unique_lock<std::mutex> lock(b->mu);
-  ++b->arrived;
-  b->cv.notify_all();
-  b->cv.wait(lock, [&] { return b->released; });
-  ++b->left;
-  b->cv.notify_all();
-}
-
-void GpuStore::Clear() {
-  std::lock_guard<std::mutex> clear_lock(clear_mu_);
-  std::unique_lock<std::shared_mutex> gate(clear_gate_);
-  ClearBarrier barrier;
-  for (auto& o : orchestrators_) {
-    Part* p = new Part;
-    p->barrier = &barrier;
-    o->Enqueue(p);
-  }
-  std::unique_lock<std::mutex> lock(barrier.mu);
-  barrier.cv.wait(lock, [&] { return barrier.arrived == orchestrators_.size(); });
-  // Every orchestrator is parked with nothing in flight: wipe the table.
+void GpuStore::WipeTable() {
   {
     std::lock_guard<std::mutex> control(control_mu_);
     cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabBytes, control_);
-    const unsigned long long zero[2] = {0, 0};
+    const unsigned long long zero[2] = {0, 0};  // keys, mem_bytes
     cudaMemcpyAsync(counters_, zero, sizeof(zero), cudaMemcpyHostToDevice, control_);
     cudaStreamSynchronize(control_);
   }
   pool_->Reset();
-  barrier.released = true;
-  barrier.cv.notify_all();
-  barrier.cv.wait(lock, [&] { return barrier.left == orchestrators_.size(); });
+}
+
+void GpuStore::Clear() {
+  ClearMarker marker;
+  auto* r = new Request;
+  r->clear = &marker;
+  pipeline_->Enqueue(r);
+  std::unique_lock<std::mutex> lock(marker.mu);
+  marker.cv.wait(lock, [&] { return marker.done; });
 }
 
 StoreInfo GpuStore::Info() const {
@@ -305,7 +224,7 @@ StoreInfo GpuStore::Info() const {
   info.layout = config_.layout;
   info.device = device_name_;
   info.detail = "L-Slab: " + std::to_string(bucket_count_) + " buckets of 31-slot slabs, " +
-                std::to_string(orchestrators_.size()) + " orchestrators, batches <= " +
+                "one pipeline, batches <= " +
                 std::to_string(max_batch_ops_) + " ops / " +
                 std::to_string(config_.gpu_batch_timeout_us) + " us, device budget " +
                 std::to_string(budget_->limit() >> 20) + " MiB";

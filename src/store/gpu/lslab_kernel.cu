@@ -188,8 +188,8 @@ __device__ bool BlobEquals(const uint64_t* blob, uint32_t len, const uint64_t* w
 
 template <bool kGeneral, int kTile>
 __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
-                          const Tile<kTile>& tile, uint8_t* code_out, uint64_t* value_out,
-                          uint64_t* rec_out) {
+                          bool skip, const Tile<kTile>& tile, uint8_t* code_out,
+                          uint64_t* value_out, uint32_t* len_out, uint64_t* rec_out) {
   constexpr int kW = Tile<kTile>::kWords;
   const bool leader = tile.lane == 0;
   const uint32_t type = uint32_t(op.ctl & 3);
@@ -199,6 +199,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 
   uint8_t code = kResNotFound;
   uint64_t rv = 0, rr = 0;
+  uint32_t rlen = 0;
 
   int poisoned = 0;
   if (group != 0) {
@@ -213,6 +214,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 
   if (poisoned) {
     code = kResRetryPoisoned;
+  } else if (skip) {
+    // Answered already (bad input): no table access, but the group's order
+    // above and the done count below still count it.
   } else {
     uint64_t* head = t.buckets + uint64_t(BucketOf(op.hash, t.bucket_bits)) * kSlabWords;
     uint32_t* lock = reinterpret_cast<uint32_t*>(head + kLockWord);
@@ -291,6 +295,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       if (kGeneral) {
         rv = Ld(rec);
         rec_hdr = Ld(rec + 1);
+        rlen = uint32_t(rec_hdr >> 32);
       } else {
         rv = found_vw;
       }
@@ -347,6 +352,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           } else {
             code = kResCapacity;
             rv = 0;
+            rlen = 0;
           }
         } else {
           if (leader) St(found_slab + 32 + found, op.value);
@@ -432,6 +438,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   }
   *code_out = code;
   *value_out = rv;
+  *len_out = rlen;
   *rec_out = rr;
 }
 
@@ -450,7 +457,9 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
     const uint32_t i = base + tile.lane;
     const bool active = tile.lane < per_tile && i < a.n;
     Op mine{};
+    bool my_skip = false;
     if (active) {
+      my_skip = a.skip != nullptr && a.skip[i] != 0;
       mine.hash = a.hash[i];
       mine.key = a.key[i];
       mine.ctl = a.ctl[i];
@@ -473,14 +482,19 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       op.expected = tile.Shfl(mine.expected, leader);
       op.rec = tile.Shfl(mine.rec, leader);
       op.vlen = tile.Shfl(mine.vlen, leader);
+      const bool skip = tile.Shfl(int(my_skip), leader) != 0;
       uint8_t code;
       uint64_t rv, rr;
-      ProcessOp<kGeneral, kTile>(t, a, op, tile, &code, &rv, &rr);
+      uint32_t rlen;
+      ProcessOp<kGeneral, kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr);
       if (tile.lane == 0) {
         const uint32_t idx = base + leader;
         a.res_code[idx] = code;
         a.res_value[idx] = rv;
-        if (kGeneral) a.res_rec[idx] = rr;
+        if (kGeneral) {
+          a.res_rec[idx] = rr;
+          a.res_len[idx] = rlen;
+        }
       }
     }
   }

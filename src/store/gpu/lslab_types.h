@@ -105,8 +105,11 @@ struct ArbView {
   uint32_t* done;           // per group: ops done (bit 31: an op asked to retry; index 0 unused)
   int* slab_allowance;      // pool slabs this batch may still take (the host reserved them)
   const uint64_t* arena;    // general: key and expected bytes, 8-byte aligned, zero-padded
+  const uint8_t* skip;      // per op, or null: nonzero = the op was answered already
+                            // (bad input); it only takes part in its group's order
   uint8_t* res_code;
   uint64_t* res_value;      // fixed8: value; general: ValueBlob* before the op
+  uint32_t* res_len;        // general: length of that value (found only)
   uint64_t* res_rec;        // general DELETE: the removed key record (host frees it)
 };
 

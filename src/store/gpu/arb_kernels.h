@@ -1,0 +1,134 @@
+// Device side of one aggregated request batch (ARB) of the pipeline
+// (pipeline.h): everything the host used to do per operation now runs here.
+//
+// Input. The host uploads each submitted batch's columns (kvcg/batch.h) as
+// one *block* of the ARB's input region — either DMA'd straight from the
+// batch's page-locked memory or gathered by one memcpy per column — plus a
+// segment table (one ArbSegment per submitted batch) and, for the general
+// layout, a put list (the value blob and key record the host allocated for
+// each op that may store; values live in host memory, device_heaps.h).
+//
+// Prepare (per op, on the GPU):
+//   1. normalize: find the op's segment, read its type and descriptors,
+//      check it against the limits (the check every backend applies,
+//      store/backends.h CheckOperation), build the L-Slab columns (ArbView),
+//      hash the key (XXH3 on the device, equal to kvcg::Xxh3Hash; or the
+//      host's hashes when Config::hash is a custom test hash);
+//   2. number same-key ops (SameKeyOrder's rule, same_key_order of round 1):
+//      a stable sort of (hash, index) puts each hash's ops together in batch
+//      order; a segment of equal hashes is one group (ops on different keys
+//      with equal hashes are ordered too — harmless, and collisions are
+//      rare); op at sorted position p of a group starting at s gets
+//      need = p - s (a write waits for all earlier ops) or, for a GET,
+//      (last write at or before p) - s + 1 (0 if none).
+//   Small ARBs (<= kSmallArbOps) do both in one single-block kernel (block
+//   radix sort and scans in shared memory): one launch instead of eight, which
+//   is what keeps a 512-op round trip near the PCIe floor. Large ARBs use
+//   device-wide cub sort and scans.
+// Translate (after the L-Slab kernel): the result columns in kvcg's form —
+// a kvcg::Code byte per op, and a ValueRef per op (general: a view of the
+// value blob in host memory, so the consumer reads it in place) or the 8-byte
+// value (fixed8) — plus, per write op, what the host needs to free memory.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kvcg::store::gpu {
+
+constexpr uint32_t kSmallArbOps = 2048;  // 256 threads x 8 items
+
+// Codes of ops that must be re-run (only in a batch that ran alone on a
+// partial slab allowance, slab_pool.h).
+constexpr uint8_t kRetryNoSlabCode = 0xFE;
+constexpr uint8_t kRetryPoisonedCode = 0xFD;
+
+// One submitted batch inside the ARB. Offsets are bytes from the start of
+// the input region; every column starts 64-byte aligned.
+struct ArbSegment {
+  uint32_t op_begin;  // index of its first op in the ARB
+  uint32_t n;
+  uint64_t keys;       // u64 per op: offset | length << 32 into its key bytes
+  uint64_t lens;       // u32 per op: value length
+  uint64_t types;      // u8 per op
+  uint64_t expected;   // u64 per op, or ~0 when the batch has no CAS
+  uint64_t values;     // u64 per op: offset into its value bytes (fixed8 only)
+  uint64_t key_bytes;  // its key arena
+  uint64_t value_bytes;  // its value arena (fixed8 only)
+};
+
+// General layout: memory the host allocated for op `op` (PUT/CAS).
+struct PutEntry {
+  uint32_t op;
+  uint32_t vlen;
+  uint64_t blob;  // ValueBlob* in host memory; 0: none could be had (answer kCapacityExhausted)
+  uint64_t rec;   // key record in device memory; 0: none (the kernel answers capacity)
+};
+
+// General layout, per write op (PUT, CAS, DELETE), for the host's frees.
+struct WriteOut {
+  uint64_t old_blob;  // the value before the op (found) 
+  uint64_t old_rec;   // DELETE: the removed key record
+  uint32_t raw;       // L-Slab ResCode byte (bit 7: stored)
+  uint32_t pad;
+};
+
+struct ArbDev {
+  uint32_t n = 0;
+  uint32_t segments = 0;
+  bool general = false;
+  uint64_t max_key = 0, max_value = 0;
+  // Inputs.
+  const char* input = nullptr;          // the input region (blocks)
+  const ArbSegment* seg = nullptr;
+  const PutEntry* puts = nullptr;
+  uint32_t put_count = 0;
+  const uint32_t* write_ops = nullptr;  // general: indices of write ops
+  uint32_t write_count = 0;
+  const uint64_t* host_hash = nullptr;  // per op, or null: hash on the device
+  int allowance = 0;
+  // Normalized columns (n each), the L-Slab kernel's input.
+  uint8_t* type = nullptr;   // L-Slab OpCode
+  uint8_t* check = nullptr;  // 0, or the kvcg::Code the op is answered with
+  uint64_t* hash = nullptr;
+  uint64_t* key = nullptr;
+  uint64_t* ctl = nullptr;
+  uint64_t* value = nullptr;
+  uint64_t* expected = nullptr;
+  uint64_t* rec = nullptr;
+  uint32_t* vlen = nullptr;
+  uint32_t* done = nullptr;  // n + 1
+  uint32_t* hdr = nullptr;   // [0] cursor [1] slab allowance [2] retry flag [3] -
+  // Large-ARB numbering scratch.
+  uint64_t* sorted_hash = nullptr;
+  uint32_t* idx_in = nullptr;
+  uint32_t* idx_out = nullptr;
+  int* segs = nullptr;
+  int* lastw = nullptr;
+  int* segs_scan = nullptr;
+  int* lastw_scan = nullptr;
+  void* temp = nullptr;
+  size_t temp_bytes = 0;
+  // L-Slab results.
+  uint8_t* res_code = nullptr;
+  uint64_t* res_value = nullptr;
+  uint32_t* res_len = nullptr;
+  uint64_t* res_rec = nullptr;
+  // Output region (copied to the host as one block).
+  uint8_t* out_codes = nullptr;    // kvcg::Code bytes
+  void* out_values = nullptr;      // general: ValueRef per op; fixed8: uint64 per op
+  WriteOut* out_writes = nullptr;  // general: per write op
+  uint32_t* out_hdr = nullptr;     // copy of hdr
+};
+
+// cub scratch for a large ARB of `n` ops.
+cudaError_t ArbTempBytes(uint32_t n, size_t* bytes);
+
+// Normalize + number (+ scatter the put list), enqueued on `stream`.
+cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream);
+// After the L-Slab kernel: output columns; hdr[2] set when an op must retry.
+cudaError_t ArbTranslate(const ArbDev& a, cudaStream_t stream);
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,60 @@
+// Internal to the pipeline: where one batch's columns go inside its block
+// of the ARB's input region (pipeline.h). Shared by pipeline.cc (Gather's
+// size bound) and pipeline_launch.cc (the copies and the segment table).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kvcg/batch.h"
+
+namespace kvcg::store::gpu {
+
+// Bytes of one ARB's input region when it aggregates several batches, and
+// the hard limit for a lone batch: key offsets inside it are 32 bits.
+constexpr uint64_t kMaxInputBytes = uint64_t(1) << 31;
+constexpr uint64_t kMaxLoneInputBytes = (uint64_t(1) << 32) - 1;
+
+inline constexpr size_t A64(size_t x) { return (x + 63) & ~size_t(63); }
+
+// Where one batch's columns sit inside its block (offsets from the block).
+struct BlockLayout {
+  size_t keys, lens, types, expected, values, key_bytes, value_bytes, size;
+};
+
+inline BlockLayout LayoutOf(const Batch& b, bool general) {
+  const size_t n = b.size();
+  BlockLayout l{};
+  size_t off = 0;
+  auto take = [&](size_t bytes) {
+    const size_t at = off;
+    off += A64(bytes);
+    return at;
+  };
+  l.keys = take(n * 8);
+  l.lens = take(n * 4);
+  l.types = take(n);
+  l.expected = b.has_cas() ? take(n * 8) : SIZE_MAX;
+  l.values = general ? SIZE_MAX : take(n * 8);
+  l.key_bytes = take(b.key_bytes_size());
+  l.value_bytes = general ? SIZE_MAX : take(b.value_bytes_size());
+  l.size = A64(off);
+  return l;
+}
+
+inline uint64_t InputBytes(const Batch& b, bool general) { return LayoutOf(b, general).size; }
+
+// Calls fn(dst_offset, src, bytes) for each column of `b` placed at `l`.
+template <typename Fn>
+void ForEachColumn(const Batch& b, const BlockLayout& l, Fn fn) {
+  const size_t n = b.size();
+  fn(l.keys, b.keys(), n * 8);
+  fn(l.lens, b.value_lens(), n * 4);
+  fn(l.types, b.types(), n);
+  if (l.expected != SIZE_MAX) fn(l.expected, b.expected_column(), n * 8);
+  if (l.values != SIZE_MAX) fn(l.values, b.values(), n * 8);
+  fn(l.key_bytes, b.key_bytes(), b.key_bytes_size());
+  if (l.value_bytes != SIZE_MAX) fn(l.value_bytes, b.value_bytes(), b.value_bytes_size());
+}
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,44 @@
+// PinnedMemory: the GPU store's pool of page-locked host memory, handed out
+// as BatchMemory (Store::NewBatch) and used for the pipeline's result
+// buffers.
+//
+// cudaHostAlloc costs milliseconds (it pins pages and maps them for the
+// device), far too much per batch, so freed blocks are kept in power-of-two
+// size classes and reused. Memory is portable (usable from any CUDA context
+// of the process). The pool keeps at most `cache_limit` bytes of idle blocks;
+// beyond that a freed block goes back to the driver. Thread-safe (one mutex;
+// taken once per block, never per operation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "kvcg/batch.h"
+
+namespace kvcg::store::gpu {
+
+class PinnedMemory final : public BatchMemory {
+ public:
+  explicit PinnedMemory(size_t cache_limit = size_t(1) << 30) : cache_limit_(cache_limit) {}
+  ~PinnedMemory() override;
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+
+  void* Allocate(size_t bytes) override;
+  void Free(void* p, size_t bytes) override;
+  bool pinned() const override { return true; }
+
+ private:
+  static constexpr int kMinClass = 12;  // 4 KiB
+  static constexpr int kClasses = 40;
+  static int ClassOf(size_t bytes);
+
+  const size_t cache_limit_;
+  std::mutex mu_;
+  std::vector<void*> free_[kClasses];
+  size_t cached_ = 0;
+};
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,423 @@
+// Pipeline: aggregation, launch and completion of ARBs. See pipeline.h for
+// the loop and the ordering argument, arb_kernels.h for the device side.
+#include "store/gpu/pipeline.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "store/backends.h"
+#include "store/gpu/arb_layout.h"
+#include "store/gpu/gpu_store.h"
+#include "store/gpu/lslab_kernel.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+constexpr int kDequeueBudget = 8;  // empty polls before an ARB leaves
+constexpr int kIdleSpinUs = 200;   // spin before sleeping when idle
+
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+Pipeline::Pipeline(GpuStore* store, DeviceBudget* budget, PinnedMemory* pinned)
+    : store_(store),
+      general_(store->general()),
+      max_ops_(store->max_batch_ops()),
+      timeout_us_(store->config().gpu_batch_timeout_us),
+      pinned_(pinned),
+      records_(budget),
+      values_(std::make_unique<ValueHeap>()),
+      epochs_(pinned) {}
+
+Pipeline::~Pipeline() {
+  Stop();
+  for (Slot& s : slots_) {
+    if (s.stage != nullptr) cudaFreeHost(s.stage);
+    for (DevBuf* b : {&s.in, &s.aux, &s.work, &s.out}) {
+      if (b->p != nullptr) cudaFree(b->p);
+    }
+    if (s.lslab_done != nullptr) cudaEventDestroy(s.lslab_done);
+    if (s.done != nullptr) cudaEventDestroy(s.done);
+    if (s.stream != nullptr) cudaStreamDestroy(s.stream);
+  }
+}
+
+cudaError_t Pipeline::Start() {
+  for (Slot& s : slots_) {
+    cudaError_t err = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.lslab_done, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming);
+    if (err != cudaSuccess) return err;
+  }
+  thread_ = std::thread([this] {
+    cudaSetDevice(store_->config().gpu_device);
+    Run();
+  });
+  return cudaSuccess;
+}
+
+void Pipeline::Enqueue(Request* r) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(r);
+    queued_.fetch_add(1, std::memory_order_release);
+  }
+  if (sleeping_.load(std::memory_order_acquire)) cv_.notify_one();
+}
+
+void Pipeline::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+Request* Pipeline::TryPop() {
+  if (pending_ != nullptr) {
+    Request* r = pending_;
+    pending_ = nullptr;
+    return r;
+  }
+  if (queued_.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queue_.empty()) return nullptr;
+  Request* r = queue_.front();
+  queue_.pop_front();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
+  return r;
+}
+
+Pipeline::Slot& Pipeline::FreeSlot(const Slot* except) {
+  if (inflight_.size() + (except != nullptr ? 1 : 0) >= kSlots) CompleteFront();
+  for (Slot& s : slots_) {
+    if (&s != except && std::find(inflight_.begin(), inflight_.end(), &s) == inflight_.end()) {
+      return s;
+    }
+  }
+  return slots_[0];  // unreachable: fewer than kSlots are in flight
+}
+
+void Pipeline::Run() {
+  while (true) {
+    epochs_.Collect();
+    if (clear_ != nullptr) {
+      Request* c = clear_;
+      clear_ = nullptr;
+      HandleClear(c);
+      continue;
+    }
+    if (inflight_.empty() && pending_ == nullptr) {
+      // Idle: spin a while (low latency for the next small batch), then sleep.
+      const auto spin_until =
+          std::chrono::steady_clock::now() + std::chrono::microseconds(kIdleSpinUs);
+      while (queued_.load(std::memory_order_acquire) == 0 &&
+             std::chrono::steady_clock::now() < spin_until) {
+        CpuRelax();
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      sleeping_.store(true, std::memory_order_seq_cst);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      sleeping_.store(false, std::memory_order_relaxed);
+      if (queue_.empty()) break;  // stopping, and everything is done
+    }
+    Slot& s = FreeSlot();
+    if (Gather(s)) {
+      Launch(s, false);
+      // An ARB that could not reserve its slabs runs alone (pipeline.h).
+      if (!inflight_.empty() && inflight_.back() == &s && s.exclusive) CompleteFront();
+    } else if (!inflight_.empty()) {
+      CompleteFront();
+    }
+    while (!inflight_.empty() && cudaEventQuery(inflight_.front()->done) != cudaErrorNotReady) {
+      CompleteFront();
+    }
+  }
+  while (!inflight_.empty()) CompleteFront();
+  epochs_.Collect();
+}
+
+bool Pipeline::Gather(Slot& s) {
+  s.reqs.clear();
+  s.begin.clear();
+  s.n = 0;
+  uint64_t input = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto bound = std::chrono::microseconds(timeout_us_);
+  int budget = kDequeueBudget;
+  while (s.n < max_ops_) {
+    Request* r = TryPop();
+    if (r == nullptr) {
+      if (s.reqs.empty()) return false;
+      if (--budget <= 0 || std::chrono::steady_clock::now() - start >= bound) break;
+      std::this_thread::yield();
+      continue;
+    }
+    if (r->clear != nullptr) {
+      clear_ = r;
+      break;
+    }
+    const uint64_t bytes = InputBytes(r->batch, general_);
+    if (!s.reqs.empty() && (s.n + r->batch.size() > max_ops_ || input + bytes > kMaxInputBytes)) {
+      pending_ = r;  // first of the next ARB
+      break;
+    }
+    s.begin.push_back(uint32_t(s.n));
+    s.reqs.push_back(r);
+    s.n += r->batch.size();
+    input += bytes;
+    if (std::chrono::steady_clock::now() - start >= bound) break;
+  }
+  return !s.reqs.empty();
+}
+
+bool Pipeline::Ensure(DevBuf& b, size_t bytes) {
+  if (b.cap >= bytes) return true;
+  if (b.p != nullptr) cudaFree(b.p);
+  b.p = nullptr;
+  b.cap = 0;
+  const size_t want = bytes + bytes / 2 + 4096;
+  if (cudaMalloc(reinterpret_cast<void**>(&b.p), want) != cudaSuccess) {
+    cudaGetLastError();
+    b.p = nullptr;
+    return false;
+  }
+  b.cap = want;
+  return true;
+}
+
+void Pipeline::CompleteFront() {
+  Slot* s = inflight_.front();
+  inflight_.pop_front();
+  Complete(*s);
+}
+
+void Pipeline::Complete(Slot& s) {
+  // Poll rather than block: a blocking wait adds a wake-up to every ARB.
+  if (!s.launched_ok) {
+    store_->pool().Release(s.reserved, s.reserved);
+    FailAll(s, sticky_ != cudaSuccess ? Code::kInternal : s.fail);
+    return;
+  }
+  cudaError_t err;
+  while ((err = cudaEventQuery(s.done)) == cudaErrorNotReady) CpuRelax();
+  if (err != cudaSuccess) {
+    sticky_ = err;
+    cudaGetLastError();
+    store_->pool().Release(s.reserved, s.reserved);
+    FailAll(s, Code::kInternal);
+    return;
+  }
+  const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
+  const int left = int(hdr[1]);
+  store_->pool().Release(s.reserved, s.reserved - uint64_t(left));
+  FreeWrites(s);
+  if (hdr[2] != 0) {
+    if (s.exclusive) {
+      RunRetries(s);
+    } else {
+      // A fully reserved ARB never runs out of slabs (slab_pool.h): a bug.
+      uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
+      for (size_t i = 0; i < s.n; ++i) {
+        if (codes[i] == kRetryNoSlabCode || codes[i] == kRetryPoisonedCode) {
+          codes[i] = uint8_t(Code::kInternal);
+        }
+      }
+    }
+  }
+  Deliver(s);
+}
+
+void Pipeline::FreeWrites(Slot& s) {
+  if (s.writes.empty()) return;
+  const WriteOut* wo = reinterpret_cast<const WriteOut*>(s.arb->out + s.out_writes);
+  const uint64_t seq = s.arb->seq;
+  for (size_t j = 0; j < s.writes.size(); ++j) {
+    const WriteRef& w = s.writes[j];
+    const uint8_t code = uint8_t(wo[j].raw) & 0x7f;
+    const bool stored = (wo[j].raw & kResStored) != 0;
+    if (w.type == OpType::kDelete) {
+      if (code == kResOk) {
+        epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob));
+        records_.Free(wo[j].old_rec, w.klen);
+      }
+      continue;
+    }
+    if (w.blob == nullptr) {
+      if (w.rec != 0) records_.Free(w.rec, w.klen);
+      continue;
+    }
+    if (!stored) {  // condition failed, capacity, or to be retried (re-allocated then)
+      values_->Free(w.blob);
+      if (w.rec != 0) records_.Free(w.rec, w.klen);
+    } else if (code == kResOk) {  // replaced: the key's record already existed
+      if (w.rec != 0) records_.Free(w.rec, w.klen);
+      epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob));
+    }
+  }
+  s.writes.clear();
+}
+
+void Pipeline::RunRetries(Slot& s) {
+  // Only an ARB that ran alone on a partial allowance gets here (pipeline.h).
+  uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
+  char* values = s.arb->out + s.out_values;
+  struct Ref {
+    uint32_t req, local;
+  };
+  std::vector<Ref> todo;
+  for (uint32_t r = 0; r < s.reqs.size(); ++r) {
+    for (uint32_t i = 0; i < s.reqs[r]->batch.size(); ++i) {
+      uint8_t& c = codes[s.begin[r] + i];
+      if (c == kRetryNoSlabCode && s.pool_exhausted) {
+        c = uint8_t(Code::kCapacityExhausted);  // not one slab left, none held elsewhere
+      } else if (c == kRetryNoSlabCode || c == kRetryPoisonedCode) {
+        todo.push_back({r, i});
+      }
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(store_->config().retry_timeout_ms);
+  Slot& x = FreeSlot(&s);  // nothing else is in flight: s ran alone
+  while (!todo.empty()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (const Ref& t : todo) codes[s.begin[t.req] + t.local] = uint8_t(Code::kTimedOut);
+      break;
+    }
+    auto* retry = new Request;
+    for (const Ref& t : todo) retry->batch.AppendFrom(s.reqs[t.req]->batch, t.local);
+    std::vector<Ref> again;
+    // Copy each retried result into s's output; views stay valid while s's
+    // epoch is live, which it is until s is delivered and released.
+    retry->done = [&](Results&& res) {
+      for (size_t j = 0; j < todo.size(); ++j) {
+        const uint32_t op = s.begin[todo[j].req] + todo[j].local;
+        const uint8_t c = uint8_t(res.code(j));
+        codes[op] = c;
+        if (c == kRetryNoSlabCode || c == kRetryPoisonedCode) {
+          again.push_back(todo[j]);
+          continue;
+        }
+        const std::string_view v = res.value(j);
+        if (general_) {
+          reinterpret_cast<ValueRef*>(values)[op] = ValueRef{v.data(), v.size()};
+        } else {
+          uint64_t word = 0;
+          std::memcpy(&word, v.data(), v.size());
+          reinterpret_cast<uint64_t*>(values)[op] = word;
+        }
+      }
+    };
+    x.reqs.assign(1, retry);
+    x.begin.assign(1, 0);
+    x.n = retry->batch.size();
+    Launch(x, /*exclusive=*/true);
+    // Nothing reservable but not exhausted: other work holds the rest until
+    // it finishes; give it a moment instead of spinning launches.
+    const bool starved = x.reserved == 0 && !x.pool_exhausted;
+    if (!inflight_.empty() && inflight_.back() == &x) {
+      inflight_.pop_back();
+      // Complete without recursing into retries: codes come back as markers.
+      cudaError_t err = x.launched_ok ? cudaSuccess : cudaErrorUnknown;
+      if (x.launched_ok) {
+        while ((err = cudaEventQuery(x.done)) == cudaErrorNotReady) CpuRelax();
+      }
+      if (err != cudaSuccess) {
+        if (x.launched_ok) sticky_ = err;
+        cudaGetLastError();
+        store_->pool().Release(x.reserved, x.reserved);
+        FailAll(x, x.launched_ok || sticky_ != cudaSuccess ? Code::kInternal : x.fail);
+      } else {
+        const uint32_t* hdr = reinterpret_cast<const uint32_t*>(x.arb->out + x.out_hdr);
+        store_->pool().Release(x.reserved, x.reserved - uint64_t(int(hdr[1])));
+        FreeWrites(x);
+        uint8_t* xc = reinterpret_cast<uint8_t*>(x.arb->out + x.out_codes);
+        for (size_t j = 0; j < x.n; ++j) {
+          if (xc[j] == kRetryNoSlabCode && x.pool_exhausted) xc[j] = uint8_t(Code::kCapacityExhausted);
+        }
+        Deliver(x);
+      }
+    }
+    todo.swap(again);
+    if (starved) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void Pipeline::Deliver(Slot& s) {
+  if (s.arb == nullptr) {  // nothing was launched (only empty batches)
+    for (Request* r : s.reqs) {
+      r->done(Results());
+      delete r;
+    }
+    s.reqs.clear();
+    return;
+  }
+  ResultEpochs::Arb* arb = s.arb;
+  const Code* codes = reinterpret_cast<const Code*>(arb->out + s.out_codes);
+  const char* values = arb->out + s.out_values;
+  arb->refs.fetch_add(uint32_t(s.reqs.size()), std::memory_order_relaxed);
+  for (size_t r = 0; r < s.reqs.size(); ++r) {
+    Request* req = s.reqs[r];
+    const size_t b = s.begin[r];
+    const size_t n = req->batch.size();
+    auto lease = std::make_unique<ResultEpochs::Lease>(arb);
+    Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
+                                     std::move(lease))
+                           : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
+                                     std::move(lease));
+    Store::Completion done = std::move(req->done);
+    delete req;  // the batch's memory goes back to its pool before the callback
+    done(std::move(res));
+  }
+  s.reqs.clear();
+  ResultEpochs::Release(arb);  // the pipeline's hold
+  s.arb = nullptr;
+}
+
+void Pipeline::FailAll(Slot& s, Code code) {
+  for (const WriteRef& w : s.writes) {
+    if (w.blob != nullptr) values_->Free(w.blob);
+    if (w.rec != 0) records_.Free(w.rec, w.klen);
+  }
+  s.writes.clear();
+  if (s.arb != nullptr) {
+    ResultEpochs::Release(s.arb);
+    s.arb = nullptr;
+  }
+  for (Request* r : s.reqs) {
+    ResultsBuilder b;
+    b.Reset(r->batch.size());
+    for (size_t i = 0; i < r->batch.size(); ++i) b.SetCode(i, code);
+    Store::Completion done = std::move(r->done);
+    delete r;
+    done(b.Finish());
+  }
+  s.reqs.clear();
+}
+
+void Pipeline::HandleClear(Request* r) {
+  while (!inflight_.empty()) CompleteFront();
+  store_->WipeTable();
+  // No slab refers to our records or blobs any more. Records are device
+  // memory no consumer reads: free them now. Blobs may still be read
+  // through Results: the whole heap goes when those are released.
+  records_.Reset();
+  epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
+  values_ = std::make_unique<ValueHeap>();
+  ClearMarker* m = r->clear;
+  delete r;
+  std::lock_guard<std::mutex> lock(m->mu);
+  m->done = true;
+  m->cv.notify_all();
+}
+
+}  // namespace kvcg::store::gpu

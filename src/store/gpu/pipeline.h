@@ -1,0 +1,177 @@
+// Pipeline: the GPU store's one ordered path from Submit to the kernel and
+// back (DESIGN.md §3a). One thread, a few slots (one CUDA stream each).
+//
+// Loop: take whole submitted batches from the FIFO queue into a free slot
+// until the aggregated batch (ARB) holds max_batch_ops ops, the aggregation
+// time bound (gpu_batch_timeout_us, Mega-KV's periodic scheduling) has
+// passed since the first, or the queue stayed empty for a small dequeue
+// budget of polls; launch it; complete the oldest slot whose work is done.
+// A submitted batch is never split (one larger than max_batch_ops is an ARB
+// of its own).
+//
+// Launch, per ARB — host work is per batch, except the general layout's
+// memory for values that are stored (one allocation and copy per PUT):
+//   * each batch's columns become one block of the device input region:
+//     a page-locked batch of >= kDirectOps ops is DMA'd as is (zero copy);
+//     smaller ones (a server's rounds) are gathered with one memcpy per
+//     column into the slot's staging buffer and sent in one copy;
+//   * general layout: a value blob + key record per PUT/CAS (device_heaps.h)
+//     and the list of write ops (for the frees at completion);
+//   * one slab reservation for the ARB (slab_pool.h);
+//   * on the slot's stream: copies in, ArbPrepare (check, hash, same-key
+//     numbering on the GPU), the L-Slab kernel (after the previous ARB's
+//     L-Slab kernel: stream event), ArbTranslate, one copy out into the
+//     ARB's page-locked output buffer (result_epochs.h).
+// Complete, per ARB: frees and retires replaced memory (per write op),
+// then hands each batch a Results borrowing its slice of the output buffer
+// and calls its completion. Nothing is built per GET.
+//
+// Order. Batches enter ARBs in queue order and ARBs' L-Slab kernels run in
+// launch order, so ops on a key take effect in submission order across
+// batches; inside an ARB the numbering keeps batch order. Copies and
+// prepare of ARB k+1 overlap the kernel of ARB k.
+//
+// An ARB that cannot reserve its slabs (device memory short) runs alone
+// (everything earlier completed first) on what is available; its ops that
+// found no slab come back as RETRY and are re-run, alone and in order, until
+// done, kCapacityExhausted (pool really full) or retry_timeout_ms (kTimedOut).
+//
+// Clear() is a marker in the queue: the thread completes everything before
+// it, wipes the table, starts new heaps (the old value heap is retired as a
+// whole, since Results may still point into it) and goes on.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kvcg/store.h"
+#include "store/gpu/arb_kernels.h"
+#include "store/gpu/device_heaps.h"
+#include "store/gpu/pinned_memory.h"
+#include "store/gpu/result_epochs.h"
+
+namespace kvcg::store::gpu {
+
+class GpuStore;
+
+// Clear(): the caller waits until the pipeline has wiped the table.
+struct ClearMarker {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+};
+
+// One Submit call, or a Clear marker.
+struct Request {
+  Batch batch;
+  Store::Completion done;
+  ClearMarker* clear = nullptr;
+};
+
+class Pipeline {
+ public:
+  // Batches of at least this many ops in page-locked memory are DMA'd as is.
+  static constexpr size_t kDirectOps = 1024;
+
+  Pipeline(GpuStore* store, DeviceBudget* budget, PinnedMemory* pinned);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Creates streams and events and starts the thread.
+  cudaError_t Start();
+  // Takes ownership of `r`. Thread-safe.
+  void Enqueue(Request* r);
+  // Finishes everything queued, then stops the thread. Idempotent.
+  void Stop();
+
+ private:
+  static constexpr int kSlots = 3;
+
+  // General layout: memory allocated for one write op, freed at completion.
+  struct WriteRef {
+    uint32_t op;     // index in the ARB
+    uint32_t klen;
+    OpType type;
+    uint64_t* blob;  // PUT/CAS: the new value (null: none, or bad input)
+    uint64_t rec;    // PUT/CAS: the new key record (0: none)
+  };
+  // A device buffer that only grows.
+  struct DevBuf {
+    char* p = nullptr;
+    size_t cap = 0;
+  };
+  struct Slot {
+    std::vector<Request*> reqs;
+    std::vector<uint32_t> begin;  // first ARB op of each request
+    size_t n = 0;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t lslab_done = nullptr;
+    cudaEvent_t done = nullptr;
+    char* stage = nullptr;  // page-locked staging (input blocks + aux)
+    size_t stage_cap = 0;
+    DevBuf in, aux, work, out;
+    ResultEpochs::Arb* arb = nullptr;
+    std::vector<WriteRef> writes;
+    size_t out_codes = 0, out_values = 0, out_writes = 0, out_hdr = 0;
+    uint64_t storing = 0, reserved = 0;
+    bool exclusive = false, pool_exhausted = false, launched_ok = false;
+    Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
+  };
+
+  void Run();
+  Request* TryPop();
+  bool Gather(Slot& s);
+  // A slot not in flight (and not `except`), completing the oldest if needed.
+  Slot& FreeSlot(const Slot* except = nullptr);
+  // Builds and launches s.reqs. exclusive: nothing else of ours is in flight.
+  void Launch(Slot& s, bool exclusive);
+  cudaError_t Issue(Slot& s, size_t input_bytes, const std::vector<ArbSegment>& segs,
+                    const std::vector<PutEntry>& puts, bool host_hash);
+  void CompleteFront();
+  // Waits for s, frees memory, re-runs retries (exclusive ARBs), delivers.
+  void Complete(Slot& s);
+  void RunRetries(Slot& s);
+  void Deliver(Slot& s);
+  void FailAll(Slot& s, Code code);
+  void FreeWrites(Slot& s);
+  void HandleClear(Request* r);
+  static bool Ensure(DevBuf& b, size_t bytes);
+
+  GpuStore* const store_;
+  const bool general_;
+  const uint32_t max_ops_;
+  const uint32_t timeout_us_;
+  PinnedMemory* const pinned_;
+  Slot slots_[kSlots];
+  std::deque<Slot*> inflight_;
+  cudaEvent_t last_lslab_ = nullptr;  // the newest launched ARB's L-Slab kernel
+  Request* pending_ = nullptr;        // popped but did not fit the last ARB
+  Request* clear_ = nullptr;          // a Clear marker met while gathering
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Request*> queue_;
+  bool stop_ = false;
+  // Lock-free view of the queue for the idle spin (a sleeping thread costs a
+  // futex wake-up, tens of microseconds, on every small batch).
+  std::atomic<uint64_t> queued_{0};
+  std::atomic<bool> sleeping_{false};
+  std::thread thread_;
+
+  KeyRecordHeap records_;
+  std::unique_ptr<ValueHeap> values_;
+  ResultEpochs epochs_;
+  size_t temp_cap_ = 0;
+  cudaError_t sticky_ = cudaSuccess;  // a failed device: answer kInternal from now on
+};
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,300 @@
+// Pipeline::Launch: one ARB from its batches to the device — input blocks,
+// segment table, put list, slab reservation, and the stream's work (copies,
+// ArbPrepare, L-Slab, ArbTranslate, copy out). See pipeline.h.
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "store/backends.h"
+#include "store/gpu/arb_layout.h"
+#include "store/gpu/gpu_store.h"
+#include "store/gpu/lslab_kernel.h"
+#include "store/gpu/pipeline.h"
+
+namespace kvcg::store::gpu {
+
+void Pipeline::Launch(Slot& s, bool exclusive) {
+  s.launched_ok = false;
+  s.arb = nullptr;
+  s.writes.clear();
+  s.exclusive = exclusive;
+  s.reserved = 0;
+  s.storing = 0;
+  if (sticky_ != cudaSuccess) {
+    FailAll(s, Code::kInternal);
+    return;
+  }
+  if (s.n == 0) {  // only empty batches: answer at once
+    Deliver(s);
+    return;
+  }
+  const Config& config = store_->config();
+  const bool host_hash = config.hash != &Xxh3Hash;  // a test hash: only the host can run it
+
+  // Input blocks, segment table, and (general) the memory of stored values.
+  std::vector<ArbSegment> segs(s.reqs.size());
+  std::vector<PutEntry> puts;
+  size_t input = 0;
+  for (size_t r = 0; r < s.reqs.size(); ++r) {
+    const Batch& b = s.reqs[r]->batch;
+    const BlockLayout l = LayoutOf(b, general_);
+    ArbSegment& g = segs[r];
+    g.op_begin = s.begin[r];
+    g.n = uint32_t(b.size());
+    g.keys = input + l.keys;
+    g.lens = input + l.lens;
+    g.types = input + l.types;
+    g.expected = l.expected == SIZE_MAX ? ~0ull : input + l.expected;
+    g.values = l.values == SIZE_MAX ? 0 : input + l.values;
+    g.key_bytes = input + l.key_bytes;
+    g.value_bytes = l.value_bytes == SIZE_MAX ? 0 : input + l.value_bytes;
+    input += l.size;
+    if (!general_) {
+      s.storing += b.stores();
+      continue;
+    }
+    // Writes only: a GET costs the host nothing here.
+    const OpType* types = b.types();
+    for (size_t i = 0; i < b.size(); ++i) {
+      const OpType t = types[i];
+      if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kCompareAndSwap)) continue;
+      const uint32_t op = s.begin[r] + uint32_t(i);
+      WriteRef w{op, uint32_t(b.key(i).size()), t, nullptr, 0};
+      if (t != OpType::kDelete && CheckOperation(config, b, i) == Code::kOk) {
+        w.blob = values_->Allocate(b.value(i));
+        if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
+        puts.push_back(PutEntry{op, uint32_t(b.value(i).size()),
+                                reinterpret_cast<uint64_t>(w.blob), w.rec});
+        ++s.storing;
+      }
+      s.writes.push_back(w);
+    }
+  }
+
+  // Key offsets inside the input region are 32 bits (ArbView). Only a lone
+  // batch can be this large (Gather); it is refused whole.
+  if (input > kMaxLoneInputBytes) {
+    FailAll(s, Code::kInvalidArgument);
+    return;
+  }
+
+  // Slabs: reserve one per storing op, or run alone on what is left.
+  if (!exclusive && s.storing > 0 && !store_->pool().Reserve(s.storing)) {
+    while (!inflight_.empty()) CompleteFront();
+    s.exclusive = true;
+  }
+  s.pool_exhausted = false;
+  if (s.exclusive) {
+    s.reserved = store_->pool().ReserveAvailable(s.storing, &s.pool_exhausted);
+  } else {
+    s.reserved = s.storing;
+  }
+
+  const cudaError_t err = Issue(s, input, segs, puts, host_hash);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    // Short of host or device memory for the batch itself: this ARB fails,
+    // later ones may fit. Anything else is a device failure.
+    if (err == cudaErrorMemoryAllocation) {
+      s.fail = Code::kCapacityExhausted;
+    } else {
+      sticky_ = err;
+      s.fail = Code::kInternal;
+    }
+  }
+  s.launched_ok = err == cudaSuccess;
+  inflight_.push_back(&s);
+}
+
+cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>& segs,
+                            const std::vector<PutEntry>& puts, bool host_hash) {
+  const size_t n = s.n;
+  // Output region (device, then one copy into the ARB's pinned buffer).
+  size_t out = 0;
+  s.out_codes = out;
+  out += A64(n);
+  s.out_values = out;
+  out += A64(n * (general_ ? sizeof(ValueRef) : 8));
+  s.out_writes = out;
+  out += A64(s.writes.size() * sizeof(WriteOut));
+  s.out_hdr = out;
+  out += 64;
+  s.arb = epochs_.Begin(out);
+  if (s.arb == nullptr) return cudaErrorMemoryAllocation;
+
+  // Aux region: segments, puts, write ops, host hashes.
+  size_t aux = 0;
+  const size_t seg_off = aux;
+  aux += A64(segs.size() * sizeof(ArbSegment));
+  const size_t put_off = aux;
+  aux += A64(puts.size() * sizeof(PutEntry));
+  const size_t wop_off = aux;
+  aux += A64(s.writes.size() * 4);
+  const size_t hash_off = aux;
+  if (host_hash) aux += A64(n * 8);
+
+  // Work region: the normalized columns and scratch.
+  size_t temp = 0;
+  if (n > kSmallArbOps) {
+    cudaError_t e = ArbTempBytes(uint32_t(n), &temp);
+    if (e != cudaSuccess) return e;
+  }
+  size_t work = 0;
+  auto take = [&](size_t bytes) {
+    const size_t at = work;
+    work += A64(bytes);
+    return at;
+  };
+  const size_t w_type = take(n), w_check = take(n), w_hash = take(n * 8), w_key = take(n * 8),
+               w_ctl = take(n * 8), w_value = take(n * 8), w_expected = take(n * 8),
+               w_rec = take(n * 8), w_vlen = take(n * 4), w_done = take((n + 1) * 4),
+               w_hdr = take(16), w_sorted = take(n * 8), w_idx_in = take(n * 4),
+               w_idx_out = take(n * 4), w_segs = take(n * 4), w_lastw = take(n * 4),
+               w_segs_scan = take(n * 4), w_lastw_scan = take(n * 4), w_rcode = take(n),
+               w_rvalue = take(n * 8), w_rlen = take(n * 4), w_rrec = take(n * 8),
+               w_temp = take(temp);
+
+  const size_t stage_need = input + aux;
+  if (s.stage_cap < stage_need) {
+    if (s.stage != nullptr) cudaFreeHost(s.stage);
+    s.stage = nullptr;
+    s.stage_cap = 0;
+    const size_t want = stage_need + stage_need / 2 + 4096;
+    if (cudaHostAlloc(reinterpret_cast<void**>(&s.stage), want, cudaHostAllocDefault) !=
+        cudaSuccess) {
+      s.stage = nullptr;
+      return cudaErrorMemoryAllocation;
+    }
+    s.stage_cap = want;
+  }
+  if (!Ensure(s.in, input) || !Ensure(s.aux, aux) || !Ensure(s.work, work) || !Ensure(s.out, out)) {
+    return cudaErrorMemoryAllocation;
+  }
+
+  cudaStream_t st = s.stream;
+  cudaError_t err = cudaSuccess;
+  // Input blocks: large page-locked batches straight from their memory, the
+  // rest gathered into the staging buffer (one copy per run of them).
+  size_t run_begin = 0, run_end = 0;
+  auto flush = [&] {
+    if (err == cudaSuccess && run_end > run_begin) {
+      err = cudaMemcpyAsync(s.in.p + run_begin, s.stage + run_begin, run_end - run_begin,
+                            cudaMemcpyHostToDevice, st);
+    }
+    run_begin = run_end = 0;
+  };
+  size_t at = 0;
+  for (size_t r = 0; r < s.reqs.size(); ++r) {
+    const Batch& b = s.reqs[r]->batch;
+    const BlockLayout l = LayoutOf(b, general_);
+    if (b.pinned() && b.size() >= kDirectOps) {
+      flush();
+      ForEachColumn(b, l, [&](size_t off, const void* src, size_t bytes) {
+        if (err == cudaSuccess && bytes != 0) {
+          err = cudaMemcpyAsync(s.in.p + at + off, src, bytes, cudaMemcpyHostToDevice, st);
+        }
+      });
+    } else {
+      ForEachColumn(b, l, [&](size_t off, const void* src, size_t bytes) {
+        if (bytes != 0) std::memcpy(s.stage + at + off, src, bytes);
+      });
+      if (run_end != at) run_begin = at;
+      run_end = at + l.size;
+    }
+    at += l.size;
+  }
+  flush();
+
+  char* aux_h = s.stage + input;
+  std::memcpy(aux_h + seg_off, segs.data(), segs.size() * sizeof(ArbSegment));
+  if (!puts.empty()) std::memcpy(aux_h + put_off, puts.data(), puts.size() * sizeof(PutEntry));
+  uint32_t* wops = reinterpret_cast<uint32_t*>(aux_h + wop_off);
+  for (size_t j = 0; j < s.writes.size(); ++j) wops[j] = s.writes[j].op;
+  if (host_hash) {
+    uint64_t* h = reinterpret_cast<uint64_t*>(aux_h + hash_off);
+    const HashFunction hash = store_->config().hash;
+    for (size_t r = 0; r < s.reqs.size(); ++r) {
+      const Batch& b = s.reqs[r]->batch;
+      for (size_t i = 0; i < b.size(); ++i) h[s.begin[r] + i] = hash(b.key(i));
+    }
+  }
+  if (err == cudaSuccess) err = cudaMemcpyAsync(s.aux.p, aux_h, aux, cudaMemcpyHostToDevice, st);
+
+  ArbDev a;
+  a.n = uint32_t(n);
+  a.segments = uint32_t(segs.size());
+  a.general = general_;
+  a.max_key = store_->config().max_key_bytes;
+  a.max_value = store_->config().max_value_bytes;
+  a.input = s.in.p;
+  a.seg = reinterpret_cast<const ArbSegment*>(s.aux.p + seg_off);
+  a.puts = reinterpret_cast<const PutEntry*>(s.aux.p + put_off);
+  a.put_count = uint32_t(puts.size());
+  a.write_ops = reinterpret_cast<const uint32_t*>(s.aux.p + wop_off);
+  a.write_count = uint32_t(s.writes.size());
+  a.host_hash = host_hash ? reinterpret_cast<const uint64_t*>(s.aux.p + hash_off) : nullptr;
+  a.allowance = int(s.reserved);
+  char* w = s.work.p;
+  a.type = reinterpret_cast<uint8_t*>(w + w_type);
+  a.check = reinterpret_cast<uint8_t*>(w + w_check);
+  a.hash = reinterpret_cast<uint64_t*>(w + w_hash);
+  a.key = reinterpret_cast<uint64_t*>(w + w_key);
+  a.ctl = reinterpret_cast<uint64_t*>(w + w_ctl);
+  a.value = reinterpret_cast<uint64_t*>(w + w_value);
+  a.expected = reinterpret_cast<uint64_t*>(w + w_expected);
+  a.rec = reinterpret_cast<uint64_t*>(w + w_rec);
+  a.vlen = reinterpret_cast<uint32_t*>(w + w_vlen);
+  a.done = reinterpret_cast<uint32_t*>(w + w_done);
+  a.hdr = reinterpret_cast<uint32_t*>(w + w_hdr);
+  a.sorted_hash = reinterpret_cast<uint64_t*>(w + w_sorted);
+  a.idx_in = reinterpret_cast<uint32_t*>(w + w_idx_in);
+  a.idx_out = reinterpret_cast<uint32_t*>(w + w_idx_out);
+  a.segs = reinterpret_cast<int*>(w + w_segs);
+  a.lastw = reinterpret_cast<int*>(w + w_lastw);
+  a.segs_scan = reinterpret_cast<int*>(w + w_segs_scan);
+  a.lastw_scan = reinterpret_cast<int*>(w + w_lastw_scan);
+  a.temp = temp != 0 ? w + w_temp : nullptr;
+  a.temp_bytes = temp;
+  a.res_code = reinterpret_cast<uint8_t*>(w + w_rcode);
+  a.res_value = reinterpret_cast<uint64_t*>(w + w_rvalue);
+  a.res_len = reinterpret_cast<uint32_t*>(w + w_rlen);
+  a.res_rec = reinterpret_cast<uint64_t*>(w + w_rrec);
+  a.out_codes = reinterpret_cast<uint8_t*>(s.out.p + s.out_codes);
+  a.out_values = s.out.p + s.out_values;
+  a.out_writes = reinterpret_cast<WriteOut*>(s.out.p + s.out_writes);
+  a.out_hdr = reinterpret_cast<uint32_t*>(s.out.p + s.out_hdr);
+
+  ArbView v{};
+  v.n = a.n;
+  v.cursor = a.hdr;
+  v.slab_allowance = reinterpret_cast<int*>(a.hdr + 1);
+  v.hash = a.hash;
+  v.key = a.key;
+  v.ctl = a.ctl;
+  v.value = a.value;
+  v.expected = a.expected;
+  v.rec = a.rec;
+  v.vlen = a.vlen;
+  v.done = a.done;
+  v.arena = reinterpret_cast<const uint64_t*>(s.in.p);
+  v.skip = a.check;
+  v.res_code = a.res_code;
+  v.res_value = a.res_value;
+  v.res_len = a.res_len;
+  v.res_rec = a.res_rec;
+
+  if (err == cudaSuccess) err = ArbPrepare(a, st);
+  // Same-key order across ARBs: this L-Slab kernel after the previous one.
+  if (err == cudaSuccess && last_lslab_ != nullptr) err = cudaStreamWaitEvent(st, last_lslab_, 0);
+  if (err == cudaSuccess) err = LaunchLSlab(general_, store_->table(), v, 0, st);
+  if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);
+  if (err == cudaSuccess) last_lslab_ = s.lslab_done;
+  if (err == cudaSuccess) err = ArbTranslate(a, st);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(s.arb->out, s.out.p, out, cudaMemcpyDeviceToHost, st);
+  }
+  if (err == cudaSuccess) err = cudaEventRecord(s.done, st);
+  return err;
+}
+
+}  // namespace kvcg::store::gpu

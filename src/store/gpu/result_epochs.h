@@ -1,0 +1,89 @@
+// ResultEpochs: when may the GPU store reuse a replaced value's memory?
+//
+// Results hand out views straight into the host value heap (kvcg/results.h),
+// so a blob that a PUT replaced or a DELETE removed may still be read by a
+// consumer. Reclamation is by epochs, one per aggregated batch (ARB), in
+// pipeline order: a blob unlinked by ARB k can be pointed at only by results
+// of ARBs <= k (a later ARB's kernel runs after k's and cannot find it), so
+// it is freed once every ARB <= k has been completed and all its Results
+// released. Epochs rather than a reference count per blob because the
+// count would cost an atomic per GET result on the consumer's side, while
+// an epoch costs one atomic per batch; the price is that one long-held
+// Results delays the reuse of everything replaced after it (documented in
+// results.h: the store grows, it does not fail).
+//
+// Each Arb also owns the ARB's page-locked output buffer (codes and views),
+// which the Results of its requests borrow.
+//
+// Threads: Begin, Retire, RetireHeap, Collect and the destructor run on the
+// pipeline thread; Release on any thread (the consumer's).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "kvcg/results.h"
+#include "store/gpu/device_heaps.h"
+#include "store/gpu/pinned_memory.h"
+
+namespace kvcg::store::gpu {
+
+class ResultEpochs {
+ public:
+  struct Arb {
+    uint64_t seq = 0;
+    std::atomic<uint32_t> refs{1};  // the pipeline's own hold until delivery
+    char* out = nullptr;            // page-locked output buffer
+    size_t out_bytes = 0;
+  };
+
+  // The Results::Owner of one request's results: one reference on its Arb.
+  class Lease final : public Results::Owner {
+   public:
+    explicit Lease(Arb* arb) : arb_(arb) {}
+    ~Lease() override { Release(arb_); }
+
+   private:
+    Arb* arb_;
+  };
+
+  explicit ResultEpochs(PinnedMemory* memory) : memory_(memory) {}
+  ~ResultEpochs();  // the store is closing: every Results must be gone
+  ResultEpochs(const ResultEpochs&) = delete;
+  ResultEpochs& operator=(const ResultEpochs&) = delete;
+
+  // A new epoch with an output buffer of `out_bytes`; null when no pinned
+  // memory can be had.
+  Arb* Begin(size_t out_bytes);
+  // Drops one reference (a Results released, or the pipeline's hold).
+  static void Release(Arb* arb) { arb->refs.fetch_sub(1, std::memory_order_acq_rel); }
+  // `blob` (of `heap`) was unlinked by the newest epoch begun so far that
+  // has completed, `seq`.
+  void Retire(uint64_t seq, ValueHeap* heap, uint64_t* blob) {
+    limbo_.push_back({seq, heap, blob, nullptr});
+  }
+  // Clear(): the whole heap goes once every earlier epoch is released.
+  void RetireHeap(uint64_t seq, std::unique_ptr<ValueHeap> heap) {
+    limbo_.push_back({seq, nullptr, nullptr, heap.release()});
+  }
+  // Ends fully released epochs (oldest first) and frees what they held.
+  void Collect();
+  // Sequence number of the newest epoch begun (0 before the first).
+  uint64_t last_seq() const { return next_seq_ - 1; }
+
+ private:
+  struct Retired {
+    uint64_t seq;
+    ValueHeap* heap;
+    uint64_t* blob;
+    ValueHeap* whole;  // RetireHeap
+  };
+  PinnedMemory* const memory_;
+  std::deque<Arb*> live_;
+  std::deque<Retired> limbo_;
+  uint64_t next_seq_ = 1;
+};
+
+}  // namespace kvcg::store::gpu
