@@ -104,26 +104,26 @@ if [[ " $STAGES " == *" bench "* ]]; then
   B=$BUILD_DIR/bench/gpu/kvcg-bench-gpu
   JSON=$OUT/json
   mkdir -p "$JSON"
-  run_bench() {  # name, args...
+  # Every document records the commit it measured.
+  export COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  run_bench() {  # name, args...   (WALL: seconds before it is killed, default BENCH_WALL or 150)
     local name=$1; shift
-    if timeout "${BENCH_WALL:-150}" "$B" "$@" >"$JSON/$name.json" 2>>"$OUT/bench.log"; then
+    if timeout "${WALL:-${BENCH_WALL:-150}}" "$B" "$@" >"$JSON/$name.json" 2>>"$OUT/bench.log"; then
       tail -3 "$OUT/bench.log"
     else
       echo "$name FAILED"; tail -5 "$OUT/bench.log"; note "$name" "FAILED"
     fi
   }
+  # (a) The L-Slab kernel alone on device-resident fixed8 batches.
   run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
-  # End to end: 8 orchestrators packing 64K-op batches (the host side is the
-  # bottleneck, see docs/BENCHMARKS.md), 8 submitter threads.
-  run_bench e2e_fixed8 e2e --layout fixed8 --keys-log2 26 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
-  # The columnar bulk API (kvcg/gpu_bulk.h): pinned host arrays in and out,
-  # hashing and same-key numbering on the GPU, 4 calling threads.
-  run_bench e2e_bulk_fixed8 e2e-bulk --keys-log2 26 --threads 4 --batch 4194304 --seconds 2
-  run_bench e2e_general e2e --layout general --keys-log2 24 --threads 8 --orchestrators 8 --max-batch 65536 --seconds 2
-  run_bench latency_fixed8 latency --layout fixed8 --keys-log2 22 --iterations 5000
-  run_bench latency_general latency --layout general --keys-log2 22 --iterations 5000
-  run_bench latency_bulk_fixed8 latency-bulk --keys-log2 22 --iterations 5000
-  run_bench latency_fixed8_1orch latency --layout fixed8 --keys-log2 22 --iterations 5000 --orchestrators 1
+  # (b) The Store API end to end (NewBatch + async Submit, every result
+  # consumed), fixed8 and general, GPU and CPU backend in the same run,
+  # 2^24 keys, 8 submitter threads with 2 batches in flight each.
+  WALL=280 run_bench e2e e2e --keys-log2 24 --threads 8 --depth 2 --batch 65536 --seconds 3
+  # The same with server-sized batches of 512 ops.
+  WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 8 --depth 2 --batch 512 --seconds 2
+  # (c) One 512-op 95/5 batch at a time, GPU and CPU, both layouts.
+  WALL=200 run_bench latency latency --keys-log2 22 --iterations 20000
   python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
 import json, sys, os
 out = sys.argv[1]
@@ -137,24 +137,24 @@ if k:
     print(f"(a) kernel fixed8, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
           f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
     for m in k["mixes"]:
-        print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s  (found {m['found_fraction']})")
-for lay in ("fixed8", "general"):
-    e = load("e2e_" + lay)
-    if e:
-        print(f"(b) e2e {lay}, {e['keys']} keys; PCIe bound {e['bound_pcie_gops']:.3f} G ops/s "
-              f"(H2D {e['pcie_h2d_gbs']} GB/s / {e['arb_in_bytes_per_op']} B/op)")
-        for m in e["mixes"]:
-            print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok']})")
-b = load("e2e_bulk_fixed8")
-if b:
-    print(f"(b) e2e bulk fixed8 (ExecuteFixed8), {b['keys']} keys; PCIe bound {b['bound_pcie_gops']:.3f} G ops/s "
-          f"(H2D {b['pcie_h2d_gbs']} GB/s / {b['in_bytes_per_op']} B/op)")
-    for m in b["mixes"]:
-        print(f"    {m['mix']:<12} {m['gops']:7.4f} G ops/s  (not ok {m['not_ok_last_calls']})")
-for name in ("fixed8", "general", "fixed8_1orch", "bulk_fixed8"):
-    l = load("latency_" + name)
-    if l:
-        print(f"(c) latency {name} 512-op 95/5: p50 {l['p50_us']} us, p99 {l['p99_us']} us, max {l['max_us']} us")
+        print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
+for name in ("e2e", "e2e_batch512"):
+    e = load(name)
+    if not e:
+        continue
+    print(f"(b) {name}: {e['keys']} keys, {e['submit_threads']} threads x {e['in_flight_per_thread']} in flight, "
+          f"{e['ops_per_submit']}-op batches; pinned H2D {e['pcie_h2d_gbs']} GB/s, D2H {e['pcie_d2h_gbs']} GB/s")
+    for lay in e["layouts"]:
+        for m in lay["mixes"]:
+            print(f"    {lay['layout']:<7} {m['mix']:<12} GPU {m['gpu_ops_per_s'] / 1e6:8.2f} M ops/s  "
+                  f"CPU {m['cpu_ops_per_s'] / 1e6:8.2f} M ops/s  gpu/cpu {m['gpu_over_cpu']:.2f}  "
+                  f"PCIe bound {m['bound_pcie_ops_per_s'] / 1e6:8.1f} M ops/s")
+l = load("latency")
+if l:
+    print(f"(c) latency, {l['batch_ops']}-op {l['mix']} batch, one at a time (target p99 <= {l['target_p99_us']} us)")
+    for r in l["results"]:
+        print(f"    {r['backend']} {r['layout']:<7} p50 {r['p50_us']:7.1f} us  p99 {r['p99_us']:7.1f} us  "
+              f"p999 {r['p999_us']:7.1f} us  max {r['max_us']:8.1f} us")
 EOF
   # The device tool brings back at most 8 files: one tarball for the JSON.
   tar -C "$JSON" -cf "$OUT/results.tar" . && rm -rf "$JSON"

@@ -22,6 +22,8 @@ struct ClientState {
   std::atomic<unsigned> outstanding{0};
 };
 
+constexpr size_t Align8(size_t x) { return (x + 7) & ~size_t{7}; }
+
 uint64_t SeedOf(uint64_t seed, unsigned thread) {
   // splitmix64 of (seed, thread): neighbouring seeds give unrelated streams.
   uint64_t z = seed * 0x9e3779b97f4a7c15ull + thread + 1;
@@ -62,9 +64,12 @@ LoadResult RunClosedLoop(Store* store, const workload::WorkloadSpec& spec,
       uint64_t ycsb_ops = 0;
       while (quota > 0 && !stop.load(std::memory_order_relaxed)) {
         while (me.outstanding.load(std::memory_order_acquire) >= pipeline) std::this_thread::yield();
-        Batch batch;
+        // A batch in the store's own memory (pinned on the GPU backend), sized
+        // up front; a read-modify-write adds a second op and a second key.
+        Batch batch = store->NewBatch();
         const unsigned n = static_cast<unsigned>(std::min<uint64_t>(options.batch, quota));
-        batch.Reserve(n, n * (key.size() + spec.value_bytes + 8));
+        const size_t rmw = spec.read_modify_write > 0 ? 2 : 1;
+        batch.Reserve(n * rmw, n * rmw * Align8(spec.key_bytes), n * Align8(spec.value_bytes));
         for (unsigned i = 0; i < n; ++i) {
           const workload::Operation op = gen.Next();
           gen.Key(op.key_index, &key);
@@ -89,14 +94,16 @@ LoadResult RunClosedLoop(Store* store, const workload::WorkloadSpec& spec,
         const uint64_t store_ops = batch.size();
         me.outstanding.fetch_add(1, std::memory_order_acq_rel);
         const auto submitted = Clock::now();
-        store->Submit(std::move(batch), [&, submitted, store_ops](std::vector<OpResult>&& results) {
+        store->Submit(std::move(batch), [&, submitted, store_ops](Results&& results) {
           const auto now = Clock::now();
           const uint64_t ns = static_cast<uint64_t>(
               std::chrono::duration_cast<std::chrono::nanoseconds>(now - submitted).count());
           uint64_t not_found = 0, errors = 0;
-          for (const OpResult& r : results) {
-            not_found += r.code == Code::kNotFound;
-            errors += !r.succeeded();
+          // Only the codes are consumed; the Results is released on return.
+          const Code* codes = results.codes();
+          for (size_t i = 0; i < results.size(); ++i) {
+            not_found += codes[i] == Code::kNotFound;
+            errors += codes[i] != Code::kOk && codes[i] != Code::kNotFound;
           }
           {
             std::lock_guard lock(me.mu);

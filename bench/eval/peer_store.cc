@@ -4,6 +4,7 @@
 #include <libcuckoo/cuckoohash_map.hh>
 
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace kvcg::eval {
@@ -13,54 +14,43 @@ class CuckooPeer final : public Store {
  public:
   explicit CuckooPeer(uint64_t expected_keys) : map_(expected_keys) {}
 
+  // Values are copied once, under libcuckoo's bucket lock, into the batch's
+  // one ResultsBuilder arena (as the CPU backend does): no per-op std::string
+  // on the result side.
   void Submit(Batch batch, Completion done) override {
-    std::vector<OpResult> results;
-    ExecuteInto(batch, &results);
-    done(std::move(results));
-  }
-
-  void ExecuteInto(const Batch& batch, std::vector<OpResult>* results) override {
-    results->resize(batch.size());
+    ResultsBuilder out;
+    out.Reset(batch.size());  // every result starts kNotFound
     for (size_t i = 0; i < batch.size(); ++i) {
-      OpResult& r = (*results)[i];
-      r.value.clear();
       key_.assign(batch.key(i));
       switch (batch.type(i)) {
         case OpType::kGet:
-          r.code = map_.find_fn(key_, [&](const std::string& v) { r.value = v; })
-                       ? Code::kOk
-                       : Code::kNotFound;
+          map_.find_fn(key_, [&](const std::string& v) { out.SetValue(i, Code::kOk, v); });
           break;
         case OpType::kPut: {
           // upsert swaps in the new value and hands back the old one under
           // the bucket lock, as the contract's "previous value" asks.
-          bool existed = false;
           const std::string_view v = batch.value(i);
           map_.upsert(
               key_,
               [&](std::string& old) {
-                existed = true;
-                r.value = std::move(old);
+                out.SetValue(i, Code::kOk, old);
                 old.assign(v);
               },
               std::string(v));
-          r.code = existed ? Code::kOk : Code::kNotFound;
           break;
         }
         case OpType::kDelete:
-          r.code = map_.erase_fn(key_,
-                                 [&](std::string& old) {
-                                   r.value = std::move(old);
-                                   return true;
-                                 })
-                       ? Code::kOk
-                       : Code::kNotFound;
+          map_.erase_fn(key_, [&](std::string& old) {
+            out.SetValue(i, Code::kOk, old);
+            return true;
+          });
           break;
         default:
-          r.code = Code::kInvalidArgument;
+          out.SetCode(i, Code::kInvalidArgument);
           break;
       }
     }
+    done(out.Finish());
   }
 
   uint64_t Size() const override { return map_.size(); }

@@ -153,18 +153,18 @@ void Prefill(kvcg::Store* store, const Params& p, bool hottest) {
   for (unsigned t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       std::string key, value(p.value_bytes, 'v');
-      std::vector<kvcg::OpResult> results;
-      kvcg::Batch batch;
       for (uint64_t begin = t * 4096ull; begin < p.prefill; begin += threads * 4096ull) {
-        batch.Clear();
         const uint64_t end = std::min(p.prefill, begin + 4096);
+        kvcg::Batch batch = store->NewBatch();
+        batch.Reserve(end - begin, (end - begin) * ((p.key_bytes + 7) & ~size_t{7}),
+                      (end - begin) * ((p.value_bytes + 7) & ~size_t{7}));
         for (uint64_t r = begin; r < end; ++r) {
           wl::FormatKey(KeyIndexForPrefill(r, hottest, p.key_space), p.key_bytes, &key);
           std::memcpy(value.data(), &r, std::min<size_t>(8, value.size()));
           batch.Put(key, value);
         }
-        store->ExecuteInto(batch, &results);
-        for (const kvcg::OpResult& res : results) failed += !res.succeeded();
+        const kvcg::Results results = store->Execute(std::move(batch));
+        for (size_t i = 0; i < results.size(); ++i) failed += !results[i].succeeded();
       }
     });
   }

@@ -1,9 +1,11 @@
-// Device helpers of kvcg-bench-gpu: ARB generators (batches built in device
-// memory, so the kernel benchmark measures the kernel alone) and the two
-// random-read bounds (DESIGN.md §5) measured on the table's own memory.
+// Device helpers of kvcg-bench-gpu: the ARB generator (batches built in
+// device memory, so the kernel benchmark measures the kernel alone) and the
+// two random-read bounds (DESIGN.md §5) measured on the table's own memory.
 #include <cuda_runtime.h>
 
 #include "bench_kernels.h"
+#include "store/gpu/lslab_types.h"
+#include "store/gpu/xxh3_fixed8.h"
 
 namespace kvcg::bench {
 namespace {
@@ -17,18 +19,22 @@ __device__ __forceinline__ uint64_t Fmix(uint64_t h) {
   return h;
 }
 
-__global__ void GenKernel(uint32_t n, uint64_t first, uint64_t key_space, uint32_t put_per_mille,
+__global__ void GenKernel(uint32_t n, uint64_t first, int key_log2, uint32_t put_per_mille,
                           uint64_t seed, bool sequential, uint64_t* hash, uint64_t* key,
                           uint64_t* ctl, uint64_t* value) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const uint64_t r = Fmix(seed * 0x9E3779B97F4A7C15ull + first + i);
-  const uint64_t index = sequential ? first + i : r % key_space;
+  const uint64_t space_mask = (1ull << key_log2) - 1;
+  const uint64_t index =
+      sequential ? first + i : PermuteKeyIndex((first + i) & space_mask, key_log2);
   const uint64_t k = BenchKey(index);
   const bool put = sequential || (Fmix(r) % 1000) < put_per_mille;
   key[i] = k;
-  hash[i] = BenchHash(k);
-  ctl[i] = put ? 1 : 0;  // kOpPut / kOpGet, no group (the host numbers duplicates)
+  hash[i] = store::gpu::Xxh3Fixed8(k);
+  // Group 0: the only op on its key in the batch (keys are distinct), so
+  // nothing waits and no numbering is needed.
+  ctl[i] = store::gpu::MakeCtl(put ? store::gpu::kOpPut : store::gpu::kOpGet, false, 0, 0);
   value[i] = put ? r : 0;
 }
 
@@ -60,10 +66,11 @@ __global__ void RandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t seed
 
 }  // namespace
 
-cudaError_t GenerateArb(uint32_t n, uint64_t first, uint64_t key_space, uint32_t put_per_mille,
+cudaError_t GenerateArb(uint32_t n, uint64_t first, int key_log2, uint32_t put_per_mille,
                         uint64_t seed, bool sequential, uint64_t* hash, uint64_t* key,
                         uint64_t* ctl, uint64_t* value, cudaStream_t stream) {
-  GenKernel<<<(n + 255) / 256, 256, 0, stream>>>(n, first, key_space, put_per_mille, seed,
+  if (n == 0) return cudaSuccess;
+  GenKernel<<<(n + 255) / 256, 256, 0, stream>>>(n, first, key_log2, put_per_mille, seed,
                                                  sequential, hash, key, ctl, value);
   return cudaGetLastError();
 }

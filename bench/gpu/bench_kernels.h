@@ -1,7 +1,11 @@
-// Device helpers for kvcg-bench-gpu (bench_kernels.cu): batch generators and
-// the random-read bound kernels. Keys of the kernel benchmark are
-// BenchKey(i) for i < key_space (a bijection, so prefilled keys are
-// distinct) with hash BenchHash(key); the host side uses the same functions.
+// Device helpers for kvcg-bench-gpu (bench_kernels.cu): the kernel
+// benchmark's batch generator and the random-read bound kernels.
+//
+// Keys. Key number i (i < key_space) is BenchKey(i), a bijection on 64 bits,
+// so the prefilled keys are distinct; the e2e and latency benchmarks use the
+// same numbering on the host. Device batches are hashed with the store's own
+// hash (XXH3 of the 8 key bytes, store/gpu/xxh3_fixed8.h), so the table the
+// kernel benchmark builds is exactly the one Store::Submit would build.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,15 +25,28 @@ KVCG_BENCH_HD inline uint64_t BenchKey(uint64_t i) {
   uint64_t k = i * 0x9E3779B97F4A7C15ull;
   return k ^ (k >> 29);
 }
-KVCG_BENCH_HD inline uint64_t BenchHash(uint64_t key) {
-  key ^= key >> 31;
-  key *= 0xbf58476d1ce4e5b9ull;
-  return key ^ (key >> 32);
+
+// A permutation of [0, 2^bits): odd multipliers (invertible modulo 2^bits)
+// and xor-shifts (invertible on bits-bit values), twice. Consecutive j map
+// to scattered keys, and distinct j stay distinct.
+KVCG_BENCH_HD inline uint64_t PermuteKeyIndex(uint64_t j, int bits) {
+  const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  const int shift = (bits + 1) / 2;
+  uint64_t x = (j * 0x9E3779B97F4A7C15ull) & mask;
+  x ^= x >> shift;
+  x = (x * 0xBF58476D1CE4E5B9ull) & mask;
+  x ^= x >> shift;
+  return x;
 }
 
-// Fills n ops: sequential ? PUT BenchKey(first + i) : uniform keys in
-// [0, key_space) with put_per_mille PUTs, the rest GETs.
-cudaError_t GenerateArb(uint32_t n, uint64_t first, uint64_t key_space, uint32_t put_per_mille,
+// Fills n ops of a device-resident fixed8 batch (L-Slab columns), ctl with
+// group 0 / need 0 for every op:
+//   sequential: PUT BenchKey(first + i) (the prefill: every key new);
+//   otherwise:  key BenchKey(PermuteKeyIndex((first + i) mod 2^key_log2)),
+//               a PUT with probability put_per_mille / 1000, else a GET.
+// In the second form the keys of one batch are distinct as long as
+// n <= 2^key_log2, which is what lets every op skip same-key numbering.
+cudaError_t GenerateArb(uint32_t n, uint64_t first, int key_log2, uint32_t put_per_mille,
                         uint64_t seed, bool sequential, uint64_t* hash, uint64_t* key,
                         uint64_t* ctl, uint64_t* value, cudaStream_t stream);
 

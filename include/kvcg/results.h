@@ -73,16 +73,19 @@ class Results {
   class Owner {
    public:
     virtual ~Owner() = default;
+    // Called once when the Results lets go. Deletes by default; an owner
+    // may recycle itself instead (ResultsBuilder does, per thread).
+    virtual void Done() { delete this; }
   };
 
   Results() = default;
   // n results: codes[i], and views[i] (kOk only; others are read as empty).
   Results(size_t n, const Code* codes, const ValueRef* views, std::unique_ptr<Owner> owner)
-      : n_(n), codes_(codes), views_(views), owner_(std::move(owner)) {}
+      : n_(n), codes_(codes), views_(views), owner_(owner.release()) {}
   // Fixed-width values: result i's value is the 8 bytes of words[i] when
   // codes[i] is kOk.
   Results(size_t n, const Code* codes, const uint64_t* words, std::unique_ptr<Owner> owner)
-      : n_(n), codes_(codes), words_(words), owner_(std::move(owner)) {}
+      : n_(n), codes_(codes), words_(words), owner_(owner.release()) {}
   ~Results() = default;
   Results(Results&& other) noexcept { *this = std::move(other); }
   Results& operator=(Results&& other) noexcept {
@@ -135,7 +138,10 @@ class Results {
   const Code* codes_ = nullptr;
   const ValueRef* views_ = nullptr;
   const uint64_t* words_ = nullptr;
-  std::unique_ptr<Owner> owner_;
+  struct OwnerDone {
+    void operator()(Owner* o) const { o->Done(); }
+  };
+  std::unique_ptr<Owner, OwnerDone> owner_;
 };
 
 // Results [begin, begin + count) of a Results: what one command of a
@@ -180,7 +186,11 @@ class ResultSpan {
 // arena for value bytes. The CPU backend and the engine build their results
 // in it; Finish() hands it over as a Results without copying. Appending a
 // value copies it into the arena; views into the arena are fixed up at
-// Finish (the arena may move while growing).
+// Finish (the arena may move while growing). Storage is recycled: a
+// released Results returns it to a small cache of the releasing thread, so
+// a loop of Execute calls allocates nothing per batch once warm (except
+// under AddressSanitizer, which must see a view used after its release).
+// One writer at a time.
 class ResultsBuilder {
  public:
   ResultsBuilder();

@@ -9,6 +9,17 @@
 #include <cstring>
 #include <new>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define KVCG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVCG_ASAN 1
+#endif
+#endif
+#ifndef KVCG_ASAN
+#define KVCG_ASAN 0
+#endif
+
 namespace kvcg {
 
 const char* OpTypeName(OpType type) {
@@ -23,13 +34,63 @@ const char* OpTypeName(OpType type) {
 
 namespace {
 
+// The heap, with a small per-thread cache of power-of-two blocks: a loop
+// that submits one fresh batch per call (a batch cannot be handed back once
+// submitted) would otherwise pay three aligned allocations per batch. Blocks
+// up to 1 MiB, at most kCachedPerClass per class and thread; a block freed
+// on another thread simply joins that thread's cache. Under AddressSanitizer
+// the cache is off, so a batch used after it died is still reported.
 class HeapMemory final : public BatchMemory {
  public:
   void* Allocate(size_t bytes) override {
-    return ::operator new(bytes, std::align_val_t(64), std::nothrow);
+#if !KVCG_ASAN
+    const int c = ClassOf(bytes);
+    if (c < kClasses) {
+      Cache& cache = LocalCache();
+      if (cache.count[c] != 0) return cache.blocks[c][--cache.count[c]];
+      return Raw(size_t(1) << (c + kMinShift));
+    }
+#endif
+    return Raw(bytes);
   }
-  void Free(void* p, size_t) override { ::operator delete(p, std::align_val_t(64)); }
+  void Free(void* p, size_t bytes) override {
+#if !KVCG_ASAN
+    const int c = ClassOf(bytes);
+    if (c < kClasses) {
+      Cache& cache = LocalCache();
+      if (cache.count[c] < kCachedPerClass) {
+        cache.blocks[c][cache.count[c]++] = p;
+        return;
+      }
+    }
+#endif
+    ::operator delete(p, std::align_val_t(64));
+  }
   bool pinned() const override { return false; }
+
+ private:
+  static constexpr int kMinShift = 8;  // 256 bytes
+  static constexpr int kClasses = 13;  // up to 1 MiB
+  static constexpr int kCachedPerClass = 4;
+  struct Cache {
+    void* blocks[kClasses][kCachedPerClass] = {};
+    int count[kClasses] = {};
+    ~Cache() {
+      for (int c = 0; c < kClasses; ++c) {
+        for (int i = 0; i < count[c]; ++i) ::operator delete(blocks[c][i], std::align_val_t(64));
+      }
+    }
+  };
+  static Cache& LocalCache() {
+    thread_local Cache cache;
+    return cache;
+  }
+  static int ClassOf(size_t bytes) {
+    int c = 0;
+    while ((size_t(1) << (c + kMinShift)) < bytes && c < kClasses) ++c;
+    return c;
+  }
+  static void* Raw(size_t bytes) { return ::operator new(bytes, std::align_val_t(64), std::nothrow); }
 };
 
 // Bytes per op of all per-op columns together (see Rebind for the order).
@@ -205,8 +266,10 @@ uint64_t Batch::AppendKeyBytes(std::string_view bytes) {
   Grow(keyr_, key_used_, key_used_ + padded);
   key_bytes_ = keyr_.p;
   char* dst = keyr_.p + key_used_;
-  if (!bytes.empty()) std::memcpy(dst, bytes.data(), bytes.size());
-  std::memset(dst + bytes.size(), 0, padded - bytes.size());
+  if (padded != 0) {  // an empty key into an empty arena: dst may be null
+    if (!bytes.empty()) std::memcpy(dst, bytes.data(), bytes.size());
+    std::memset(dst + bytes.size(), 0, padded - bytes.size());
+  }
   const uint64_t d = uint64_t(key_used_) | (uint64_t(bytes.size()) << 32);
   key_used_ += padded;
   return d;

@@ -19,6 +19,21 @@ std::vector<OpResult> Results::ToOwned() const {
 
 namespace {
 constexpr uint64_t kAbsolute = ~uint64_t(0);
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRecycle = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kRecycle = false;
+#else
+constexpr bool kRecycle = true;
+#endif
+#else
+constexpr bool kRecycle = true;
+#endif
+// Per thread: storages kept for reuse, and the largest arena kept.
+constexpr size_t kCachedStorages = 8;
+constexpr size_t kMaxKeptArena = size_t(1) << 20;
 }  // namespace
 
 struct ResultsBuilder::Storage final : Results::Owner {
@@ -27,6 +42,27 @@ struct ResultsBuilder::Storage final : Results::Owner {
   std::vector<uint64_t> offsets;  // arena offset of a copied value, or kAbsolute
   std::string arena;
   std::vector<Results> kept;
+
+  static std::vector<std::unique_ptr<Storage>>& Cache() {
+    thread_local std::vector<std::unique_ptr<Storage>> cache;
+    return cache;
+  }
+  static std::unique_ptr<Storage> Take() {
+    auto& cache = Cache();
+    if (cache.empty()) return std::make_unique<Storage>();
+    std::unique_ptr<Storage> s = std::move(cache.back());
+    cache.pop_back();
+    return s;
+  }
+  void Done() override {
+    kept.clear();  // inner Results go now, as they would on delete
+    auto& cache = Cache();
+    if (!kRecycle || cache.size() >= kCachedStorages || arena.capacity() > kMaxKeptArena) {
+      delete this;
+      return;
+    }
+    cache.emplace_back(this);
+  }
 };
 
 ResultsBuilder::ResultsBuilder() = default;
@@ -35,7 +71,7 @@ ResultsBuilder::ResultsBuilder(ResultsBuilder&&) noexcept = default;
 ResultsBuilder& ResultsBuilder::operator=(ResultsBuilder&&) noexcept = default;
 
 void ResultsBuilder::Reset(size_t n) {
-  if (!s_) s_ = std::make_unique<Storage>();
+  if (!s_) s_ = Storage::Take();
   s_->codes.assign(n, Code::kNotFound);
   s_->views.assign(n, ValueRef{nullptr, 0});
   s_->offsets.assign(n, kAbsolute);
@@ -67,7 +103,7 @@ void ResultsBuilder::SetView(size_t i, Code code, std::string_view value) {
 void ResultsBuilder::Keep(Results&& inner) { s_->kept.push_back(std::move(inner)); }
 
 Results ResultsBuilder::Finish() {
-  if (!s_) s_ = std::make_unique<Storage>();
+  if (!s_) s_ = Storage::Take();
   Storage& s = *s_;
   for (size_t i = 0; i < s.views.size(); ++i) {
     if (s.offsets[i] != kAbsolute) s.views[i].data = s.arena.data() + s.offsets[i];

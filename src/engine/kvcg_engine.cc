@@ -34,15 +34,6 @@ uint64_t UnixUs() {
                                    .count());
 }
 
-void CopyOp(const Batch& from, size_t i, Batch* to) {
-  if (from.type(i) == OpType::kCompareAndSwap) {
-    const std::string_view expected = from.expected(i);
-    to->CompareAndSwap(from.key(i), from.expect_absent(i) ? nullptr : &expected, from.value(i));
-  } else {
-    to->Append(from.type(i), from.key(i), from.value(i));
-  }
-}
-
 hotcache::HotCache::Options CacheOptions(const Config& config) {
   hotcache::HotCache::Options o;
   if (config.hot_cache_buckets != 0) {
@@ -63,12 +54,19 @@ hotcache::HotCache::Options CacheOptions(const Config& config) {
 
 }  // namespace
 
-struct KvcgEngine::BatchCtx {
+// One batch that is not all cold, from routing to completion; its results
+// are assembled by the BatchResults base (see engine/batch_results.h), which
+// is also the hot cache's ResultSink for its ops. Deleted by the Finish that
+// answers its last op.
+struct KvcgEngine::BatchCtx final : BatchResults {
+  BatchCtx(Batch b, Completion d, uint32_t n, uint64_t start)
+      : BatchResults(n), batch(std::move(b)), done(std::move(d)), start_ns(start),
+        remaining(n + 1) {}
+
   Batch batch;
   Completion done;
-  std::vector<OpResult> results;
-  std::atomic<uint32_t> remaining;
-  uint64_t start_ns;
+  const uint64_t start_ns;
+  std::atomic<uint32_t> remaining;  // unanswered ops + 1 while routing
 };
 
 // ---------------------------------------------------------------------------
@@ -148,8 +146,9 @@ void KvcgEngine::Route(Batch batch, Completion done) {
     hashes.push_back(hash);
   }
   if (i == n && n != 0) {
+    // Forwarded as it is, and so are its Results: nothing is copied.
     canonical_->Submit(std::move(batch), [this, start, done = std::move(done)](
-                                             std::vector<OpResult>&& results) {
+                                             Results&& results) {
       EngineFrame frame;
       cold_latency_.Record(NowNs() - start, results.size());
       cold_ops_.fetch_add(results.size(), std::memory_order_relaxed);
@@ -159,17 +158,23 @@ void KvcgEngine::Route(Batch batch, Completion done) {
     return;
   }
 
-  auto* ctx = new BatchCtx{std::move(batch), std::move(done), std::vector<OpResult>(n),
-                           {n + 1}, start};
+  auto* ctx = new BatchCtx(std::move(batch), std::move(done), n, start);
   const Batch& b = ctx->batch;
+  // The cold ops and misses: one batch in the canonical store's memory, made
+  // when the first op needs it (a batch of hits needs none) and sized once
+  // for every op that may still join it, so it never regrows.
   Batch cold;
-  cold.Reserve(n, b.arena_bytes());
   std::vector<ColdRef> refs;
-  refs.reserve(n);
-  for (uint32_t j = 0; j < i; ++j) {
-    CopyOp(b, j, &cold);
-    refs.push_back({j, false, hashes[j]});
-  }
+  auto to_cold = [&](uint32_t j, bool fill, uint64_t hash) {
+    if (refs.empty()) {
+      cold = canonical_->NewBatch();
+      cold.Reserve(n - j, b.key_bytes_size(), b.value_bytes_size());
+      refs.reserve(n - j);
+    }
+    cold.AppendFrom(b, j);
+    refs.push_back({j, fill, hash});
+  };
+  for (uint32_t j = 0; j < i; ++j) to_cold(j, false, hashes[j]);
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
   bool classified = i < n;  // op i was classified by the first loop (unless it failed the check)
   for (; i < n; ++i) {
@@ -178,7 +183,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
     if (classified) {
       classified = false;
       if (!hot) {  // it failed the input check
-        ctx->results[i].code = store::CheckOperation(config_, b, i);
+        ctx->SetError(i, store::CheckOperation(config_, b, i));
         ++errors;
         continue;
       }
@@ -186,7 +191,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
     } else {
       const Code check = store::CheckOperation(config_, b, i);
       if (check != Code::kOk) {
-        ctx->results[i].code = check;
+        ctx->SetError(i, check);
         ++errors;
         continue;
       }
@@ -198,11 +203,10 @@ void KvcgEngine::Route(Batch batch, Completion done) {
       }
     }
     if (!hot) {
-      CopyOp(b, i, &cold);
-      refs.push_back({i, false, hash});
+      to_cold(i, false, hash);
       continue;
     }
-    const hotcache::OpRef op{&ctx->batch, i, &ctx->results[i], ctx};
+    const hotcache::OpRef op{&ctx->batch, i, ctx};
     switch (cache_.Execute(op, hash)) {
       case hotcache::Outcome::kDone:
         hot_latency_.Record(NowNs() - start);
@@ -210,11 +214,11 @@ void KvcgEngine::Route(Batch batch, Completion done) {
         break;
       case hotcache::Outcome::kWaiting:
         ++waited;
+        ctx->Queued(i);  // ctx lives on: routing still holds it
         break;
       case hotcache::Outcome::kMiss:
         ++misses;
-        CopyOp(b, i, &cold);
-        refs.push_back({i, true, hash});
+        to_cold(i, true, hash);
         break;
     }
   }
@@ -223,29 +227,32 @@ void KvcgEngine::Route(Batch batch, Completion done) {
   if (waited) hot_waited_.fetch_add(waited, std::memory_order_relaxed);
   if (errors) errors_.fetch_add(errors, std::memory_order_relaxed);
   if (!refs.empty()) {
-    canonical_->Submit(std::move(cold),
-                       [this, ctx, refs = std::move(refs)](std::vector<OpResult>&& results) {
-                         OnCold(ctx, refs, results);
-                       });
+    canonical_->Submit(std::move(cold), [this, ctx, refs = std::move(refs)](Results&& results) {
+      OnCold(ctx, refs, std::move(results));
+    });
   }
   Finish(ctx, hits + errors + 1);  // +1: the routing pass's own hold on ctx
 }
 
-void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
-                        std::vector<OpResult>& results) {
+void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, Results&& results) {
   EngineFrame frame;
   const uint64_t latency = NowNs() - ctx->start_ns;
+  // The batch's results borrow the cold values (no copy) and keep `results`.
+  const Results& r = ctx->TakeCold(std::move(results));
   uint32_t plain = 0;
+  size_t last_fill = refs.size();
   for (size_t j = 0; j < refs.size(); ++j) {
-    const ColdRef& ref = refs[j];
-    ctx->results[ref.index] = std::move(results[j]);
-    if (!ref.fill) {
-      ++plain;
-      continue;
-    }
-    // ctx stays alive here: the plain ops and later refs are not answered yet,
-    // and a fill answers only its own op and ops queued behind it.
-    OnFill({&ctx->batch, ref.index, &ctx->results[ref.index], ctx}, ref.hash);
+    ctx->SetCold(refs[j].index, r[j]);
+    if (refs[j].fill) last_fill = j;
+    else ++plain;
+  }
+  // Every result is recorded before any op is answered. ctx stays alive
+  // through the fills: the plain ops and later fills are not answered yet,
+  // and a fill answers only its own op and ops queued behind it; after the
+  // last fill only the plain ops' hold (if any) is left.
+  for (size_t j = 0; j <= last_fill && j < refs.size(); ++j) {
+    if (!refs[j].fill) continue;
+    OnFill({&ctx->batch, refs[j].index, ctx}, refs[j].hash, r[j]);
   }
   if (plain == 0) return;
   cold_latency_.Record(latency, plain);  // the batch's cold ops share one latency
@@ -253,25 +260,28 @@ void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs,
   Finish(ctx, plain);
 }
 
-void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash) {
+void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result) {
   EngineFrame frame;
   hotcache::HotCache::Completion c;
-  cache_.Complete(op, hash, &c);
+  cache_.Complete(op, hash, result, &c);
   const uint64_t now = NowNs();
   // Start the next in-flight op before answering: answering may free the
   // batch that holds `op`, never the one that holds `next` (not answered).
   if (c.has_next) {
     const hotcache::OpRef next = c.next;
-    Batch one;
-    CopyOp(*next.batch, next.index, &one);
-    canonical_->Submit(std::move(one), [this, next, hash](std::vector<OpResult>&& results) {
-      *next.result = std::move(results[0]);
-      OnFill(next, hash);
+    Batch one = canonical_->NewBatch();
+    one.AppendFrom(*next.batch, next.index);
+    canonical_->Submit(std::move(one), [this, next, hash](Results&& results) {
+      // The view stays valid once `results` is moved into the batch's
+      // results (moving a Results does not move what it points to).
+      const OpResultView v = results[0];
+      static_cast<BatchCtx*>(next.sink)->AnswerLate(next.index, std::move(results));
+      OnFill(next, hash, v);
     });
   }
   cold_ops_.fetch_add(c.done.size(), std::memory_order_relaxed);
   for (const hotcache::OpRef& d : c.done) {
-    auto* owner = static_cast<BatchCtx*>(d.owner);
+    auto* owner = static_cast<BatchCtx*>(d.sink);
     cold_latency_.Record(now - owner->start_ns);
     Finish(owner, 1);
   }
@@ -279,8 +289,9 @@ void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash) {
 
 void KvcgEngine::Finish(BatchCtx* ctx, uint32_t ops) {
   if (ctx->remaining.fetch_sub(ops, std::memory_order_acq_rel) != ops) return;
+  // Every op is answered: no other thread touches ctx any more.
+  Results results = ctx->Finish();
   Completion done = std::move(ctx->done);
-  std::vector<OpResult> results = std::move(ctx->results);
   delete ctx;
   done(std::move(results));
   FinishStashed(1);
@@ -319,7 +330,7 @@ uint64_t KvcgEngine::Unblock() {
     // Still closed to newcomers, who park behind these: submission order holds.
     for (auto& [batch, done] : batches) {
       inflight_batches_.fetch_add(1, std::memory_order_relaxed);  // until its stashed completion runs
-      Route(std::move(batch), [this, done = std::move(done)](std::vector<OpResult>&& results) {
+      Route(std::move(batch), [this, done = std::move(done)](Results&& results) {
         {
           std::lock_guard lock(stash_mu_);
           if (stashing_) {
@@ -333,7 +344,7 @@ uint64_t KvcgEngine::Unblock() {
       ++ran;
     }
   }
-  std::vector<std::pair<Completion, std::vector<OpResult>>> stashed;
+  std::vector<std::pair<Completion, Results>> stashed;
   {
     std::lock_guard lock(stash_mu_);
     stashing_ = false;
@@ -357,23 +368,23 @@ bool KvcgEngine::Replay(uint64_t* replayed, std::string* error) {
   // Size() = canonical size + the cache's presence delta; a replay changes
   // the first before CommitLog fixes the second, so Size() waits it out.
   std::lock_guard size_lock(size_mu_);
-  Batch replay;
+  Batch replay = canonical_->NewBatch();
   cache_.CollectLog(&replay);
   *replayed = replay.size();
   if (replay.empty()) return true;
-  std::vector<OpResult> results = canonical_->Execute(std::move(replay));
+  Results results = canonical_->Execute(std::move(replay));
   size_t failed = cache_.CommitLog(results);
   if (failed == 0) return true;
   // One retry of what failed (e.g. a transient device timeout).
-  Batch again;
+  Batch again = canonical_->NewBatch();
   cache_.CollectLog(&again);
   results = canonical_->Execute(std::move(again));
   failed = cache_.CommitLog(results);
   if (failed == 0) return true;
   *error = std::to_string(failed) + " logged updates could not be replayed";
-  for (const OpResult& r : results) {
-    if (!r.succeeded()) {
-      *error += std::string(" (first error: ") + CodeName(r.code) + ")";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].succeeded()) {
+      *error += std::string(" (first error: ") + CodeName(results.code(i)) + ")";
       break;
     }
   }

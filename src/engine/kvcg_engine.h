@@ -15,6 +15,17 @@
 //     then the operations queued behind them run.
 //  4. The batch's completion fires when its last operation is answered.
 //
+// Results (kvcg/results.h). A batch's Results is built in one
+// ResultsBuilder: a hit's value is copied once, from the cache entry into
+// the builder's arena (no allocation per op); cold ops and misses borrow
+// their values from the canonical store's Results, which the builder keeps
+// alive (no copy). An all-cold batch goes to the canonical store as it is
+// and its Results is handed to the completion untouched. Ops that waited
+// behind a miss are answered by whichever thread completes that miss, maybe
+// while the submitting thread is still routing the batch; they are written
+// to a second, locked builder and joined to the first at completion, so hits
+// need no lock (engine/batch_results.h).
+//
 // Same-key order. Inside one batch a key's operations all go one way, and
 // each way keeps batch order: the canonical store keeps it for cold keys;
 // for hot keys the cache runs them in order, and once one has missed, the
@@ -49,6 +60,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/batch_results.h"
 #include "engine/latency_histogram.h"
 #include "engine/request_gate.h"
 #include "hotcache/hot_cache.h"
@@ -62,6 +74,9 @@ class KvcgEngine final : public Engine {
   KvcgEngine(const Config& config, std::unique_ptr<Store> canonical);
   ~KvcgEngine() override;
 
+  // Batches for the engine go to the canonical store as they are when every
+  // op is cold, so they are made in its memory.
+  Batch NewBatch() override { return canonical_->NewBatch(); }
   void Submit(Batch batch, Completion done) override;
   uint64_t Size() const override;
   uint64_t MemoryBytes() const override;
@@ -87,9 +102,10 @@ class KvcgEngine final : public Engine {
   // Routes and executes one batch (steps 1–3). Called inside the gate, or by
   // the switching thread for parked batches while the gate is closed.
   void Route(Batch batch, Completion done);
-  void OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, std::vector<OpResult>& results);
-  // A miss (or the op queued behind it) returned from the canonical store.
-  void OnFill(const hotcache::OpRef& op, uint64_t hash);
+  void OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, Results&& results);
+  // A miss (or the op queued behind it) returned from the canonical store
+  // with `result` (already recorded in the op's results).
+  void OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result);
   void Finish(BatchCtx* ctx, uint32_t ops);
 
   // The switch protocol's block/drain and unblock halves.
@@ -121,7 +137,7 @@ class KvcgEngine final : public Engine {
   // fast as it drains and keep the gate closed for good.
   std::mutex stash_mu_;
   bool stashing_ = false;  // under stash_mu_
-  std::vector<std::pair<Completion, std::vector<OpResult>>> stash_;  // under stash_mu_
+  std::vector<std::pair<Completion, Results>> stash_;  // under stash_mu_
 
   std::mutex switch_mu_;  // one switch (or flush, or clear) at a time
   // Held across a replay and its CommitLog (and Clear), when the canonical

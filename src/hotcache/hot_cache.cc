@@ -101,20 +101,19 @@ bool HotCache::Changes(const Entry& entry, const OpRef& op) {
   return false;
 }
 
-bool HotCache::Apply(Entry& entry, const OpRef& op) {
+bool HotCache::Apply(Entry& entry, const OpRef& op, bool queued) {
   const Batch& b = *op.batch;
-  OpResult* r = op.result;
   const bool present = Present(entry);
   const OpType type = b.type(op.index);
+  const Code code = present ? Code::kOk : Code::kNotFound;
+  // GET, a CAS that does not store, or the previous value of an update: the
+  // sink copies it before the entry changes below.
+  op.sink->Answer(op.index, code, present ? std::string_view(entry.value) : std::string_view(),
+                  queued);
   if (type == OpType::kGet ||
       (type == OpType::kCompareAndSwap && !CasMatches(b, op.index, present, entry.value))) {
-    r->code = present ? Code::kOk : Code::kNotFound;
-    if (present) r->value = entry.value;
     return false;
   }
-  // PUT, DELETE or a storing CAS: answer with the previous value.
-  r->code = present ? Code::kOk : Code::kNotFound;
-  if (present) r->value = std::move(entry.value);
   if (type == OpType::kDelete) {
     entry.value.clear();
     entry.state = State::kTombstone;
@@ -125,15 +124,14 @@ bool HotCache::Apply(Entry& entry, const OpRef& op) {
   return true;
 }
 
-void HotCache::Fill(Entry& entry, const OpRef& op) {
+void HotCache::Fill(Entry& entry, const OpRef& op, OpResultView r) {
   const Batch& b = *op.batch;
-  const OpResult& r = *op.result;
   if (!r.succeeded()) return;  // The op changed nothing: the state stays as it was.
   const bool found = r.found();
   switch (b.type(op.index)) {
     case OpType::kGet:
       entry.state = found ? State::kValue : State::kTombstone;
-      if (found) entry.value = r.value;
+      if (found) entry.value.assign(r.value);
       break;
     case OpType::kPut:
       entry.state = State::kValue;
@@ -149,7 +147,7 @@ void HotCache::Fill(Entry& entry, const OpRef& op) {
         entry.value.assign(b.value(op.index));
       } else {
         entry.state = found ? State::kValue : State::kTombstone;
-        if (found) entry.value = r.value;
+        if (found) entry.value.assign(r.value);
         else entry.value.clear();
       }
       break;
@@ -173,7 +171,7 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
     std::shared_lock lock(bucket.lock);
     Entry* e = Find(bucket, hash, key);
     if (e != nullptr && e->pending == nullptr && e->state != State::kUnknown) {
-      Apply(*e, op);
+      Apply(*e, op, /*queued=*/false);
       return Outcome::kDone;
     }
   }
@@ -197,14 +195,14 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
     return Outcome::kMiss;
   }
   const bool before = Present(*e);
-  if (Apply(*e, op)) {
+  if (Apply(*e, op, /*queued=*/false)) {
     MarkDirty(*e);
     presence_delta_.fetch_add(int64_t{Present(*e)} - int64_t{before}, std::memory_order_relaxed);
   }
   return Outcome::kDone;
 }
 
-void HotCache::Complete(const OpRef& op, uint64_t hash, Completion* out) {
+void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Completion* out) {
   out->done.clear();
   out->has_next = false;
   Bucket& bucket = BucketFor(hash);
@@ -213,7 +211,7 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, Completion* out) {
   // The entry cannot vanish while pending: only Evict/Clear remove entries
   // and both skip or exclude pending ones.
   Pending& p = *e->pending;
-  Fill(*e, op);
+  Fill(*e, op, result);
   out->done.push_back(op);
   while (p.head < p.waiters.size()) {
     const OpRef w = p.waiters[p.head];
@@ -228,7 +226,7 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, Completion* out) {
     }
     ++p.head;
     const bool before = Present(*e);
-    if (Apply(*e, w)) {
+    if (Apply(*e, w, /*queued=*/true)) {
       MarkDirty(*e);
       presence_delta_.fetch_add(int64_t{Present(*e)} - int64_t{before},
                                 std::memory_order_relaxed);
@@ -252,7 +250,7 @@ void HotCache::CollectLog(Batch* replay) {
   }
 }
 
-size_t HotCache::CommitLog(const std::vector<OpResult>& results) {
+size_t HotCache::CommitLog(const Results& results) {
   std::lock_guard log_lock(log_mu_);
   std::vector<std::pair<uint64_t, std::string>> kept;
   size_t next = 0, failed = 0;

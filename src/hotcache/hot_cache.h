@@ -45,25 +45,42 @@
 #include <vector>
 
 #include "kvcg/batch.h"
+#include "kvcg/results.h"
 #include "store/cpu/rw_spin_lock.h"
 
 namespace kvcg::hotcache {
 
-// One operation of a batch being executed. `owner` is opaque to the cache
-// (the engine's per-batch context). The batch and result outlive the op.
+// Where the cache writes the results it produces. The engine implements it
+// over its per-batch ResultsBuilder, so an answer costs one copy of the value
+// into the batch's arena and no allocation per operation.
+class ResultSink {
+ public:
+  // Result of operation `index` of the sink's batch. `value` is the entry's
+  // value, valid only during the call (the bucket lock is held): copy it.
+  // `queued` is false when the answer comes from Execute, on its caller's
+  // thread during the call; true when it comes from Complete (the op had
+  // waited behind a miss), on the thread calling Complete, possibly while
+  // other threads write other results of the same batch.
+  virtual void Answer(uint32_t index, Code code, std::string_view value, bool queued) = 0;
+
+ protected:
+  ~ResultSink() = default;
+};
+
+// One operation of a batch being executed. The batch and the sink outlive
+// the op (until its result has been written).
 struct OpRef {
   const Batch* batch = nullptr;
   uint32_t index = 0;
-  OpResult* result = nullptr;
-  void* owner = nullptr;
+  ResultSink* sink = nullptr;
 };
 
 enum class Outcome : uint8_t {
-  kDone,     // *result holds the result.
+  kDone,     // The result was written to the sink.
   kWaiting,  // Queued behind an in-flight operation on the same key; a later
-             // Complete returns it as done.
-  kMiss,     // The caller must run the op on the canonical store, store the
-             // result in *result and call Complete(op, hash).
+             // Complete answers it (queued = true) and returns it as done.
+  kMiss,     // The caller must run the op on the canonical store, record its
+             // result itself and call Complete(op, hash, result).
 };
 
 class HotCache {
@@ -87,18 +104,20 @@ class HotCache {
     OpRef next;               // (same contract as Outcome::kMiss).
   };
   // `op` (returned as kMiss, or as Completion::next) has finished on the
-  // canonical store with *op.result. Applies it to the entry and runs the
-  // operations queued behind it. `out` is cleared first.
-  void Complete(const OpRef& op, uint64_t hash, Completion* out);
+  // canonical store with `result` (read during the call only: the entry
+  // keeps a copy of the value). Applies it to the entry and runs the
+  // operations queued behind it, answering them through their sinks. `out`
+  // is cleared first.
+  void Complete(const OpRef& op, uint64_t hash, OpResultView result, Completion* out);
 
   // --- Switch support (see thread safety above).
   // Appends one PUT (entry holds a value) or DELETE (tombstone) per entry
   // logged this epoch to `replay`, in log order.
   void CollectLog(Batch* replay);
-  // The replay batch built by CollectLog ran with `results`: entries whose
-  // replay succeeded become clean; the others stay dirty and logged.
-  // Returns how many failed.
-  size_t CommitLog(const std::vector<OpResult>& results);
+  // The replay batch built by CollectLog ran with `results` (codes only are
+  // read): entries whose replay succeeded become clean; the others stay
+  // dirty and logged. Returns how many failed.
+  size_t CommitLog(const Results& results);
   // Removes every non-pending entry for which keep(key, hash) is false.
   // Entries must be clean (after a successful replay). Returns the count.
   size_t Evict(const std::function<bool(std::string_view key, uint64_t hash)>& keep);
@@ -150,12 +169,13 @@ class HotCache {
   Entry* Insert(Bucket& bucket, uint64_t hash, std::string_view key);
   void Remove(Bucket& bucket, Entry* entry);
 
-  // Runs op on a known, non-pending entry. Returns whether the state changed.
-  static bool Apply(Entry& entry, const OpRef& op);
+  // Runs op on a known, non-pending entry and answers it through its sink
+  // (`queued` as in ResultSink::Answer). Returns whether the state changed.
+  static bool Apply(Entry& entry, const OpRef& op, bool queued);
   // Would op change a known entry's state?
   static bool Changes(const Entry& entry, const OpRef& op);
   // Sets a known entry's state from the canonical store's answer to op.
-  static void Fill(Entry& entry, const OpRef& op);
+  static void Fill(Entry& entry, const OpRef& op, OpResultView result);
   void MarkDirty(Entry& entry);
   static bool Present(const Entry& entry) { return entry.state == State::kValue; }
 

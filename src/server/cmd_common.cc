@@ -28,7 +28,7 @@ void CommandContext::Error(std::string_view message) {
   Add(loop.stats().failed_calls[cmd.spec->id], 1);
 }
 
-void CommandContext::StoreError(const OpResult& r) {
+void CommandContext::StoreError(const OpResultView& r) {
   switch (r.code) {
     case Code::kKeyTooLarge:
       Error("ERR key is too large (over max-key-bytes)");

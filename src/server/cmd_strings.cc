@@ -29,13 +29,16 @@ namespace kvcg::server::cmd {
 namespace {
 
 // Whether the CAS whose result is `r` stored its value.
-bool CasStored(const kvcg::server::Command& c, const OpResult& r) {
+bool CasStored(const kvcg::server::Command& c, const OpResultView& r) {
   if (c.phase == 0) return r.code == Code::kNotFound;
   return r.found() && r.value == c.scratch;
 }
 
-void CasFrom(CommandContext& ctx, std::string_view key, std::string current, std::string_view desired) {
-  ctx.cmd.scratch = std::move(current);
+// `current` may be a view into the round's Results, which dies after the
+// finish call: the expected value is copied into cmd.scratch (reusing its
+// capacity across retries) because CasStored compares against it next round.
+void CasFrom(CommandContext& ctx, std::string_view key, std::string_view current, std::string_view desired) {
+  ctx.cmd.scratch.assign(current);
   ctx.cmd.phase = 1;
   std::string_view expected = ctx.cmd.scratch;
   ctx.OpCas(key, &expected, desired);
@@ -46,7 +49,7 @@ void CasAbsent(CommandContext& ctx, std::string_view key, std::string_view desir
   ctx.OpCas(key, nullptr, desired);
 }
 
-void CountHit(CommandContext& ctx, const OpResult& r) {
+void CountHit(CommandContext& ctx, const OpResultView& r) {
   Add(r.found() ? ctx.loop.stats().keyspace_hits : ctx.loop.stats().keyspace_misses, 1);
 }
 
@@ -78,17 +81,30 @@ std::string FormatLongDouble(long double v) {
   return s;
 }
 
+// An integer's decimal text in a stack buffer: the batch copies the bytes,
+// so INCR needs no heap string for the value it stores.
+class IntText {
+ public:
+  explicit IntText(int64_t v) { n_ = static_cast<size_t>(std::to_chars(buf_, buf_ + sizeof(buf_), v).ptr - buf_); }
+  operator std::string_view() const { return {buf_, n_}; }
+
+ private:
+  char buf_[24];
+  size_t n_;
+};
+
 enum SetFlags : int64_t { kNx = 1, kXx = 2, kGet = 4 };
 
 }  // namespace
 
 // --- GET key
 void Get(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
-bool GetFinish(CommandContext& ctx, std::span<OpResult> r) {
-  CountHit(ctx, r[0]);
-  if (r[0].found()) ctx.out.Bulk(r[0].value);
-  else if (r[0].code == Code::kNotFound) ctx.out.Null();
-  else ctx.StoreError(r[0]);
+bool GetFinish(CommandContext& ctx, ResultSpan r) {
+  const OpResultView res = r[0];
+  CountHit(ctx, res);
+  if (res.found()) ctx.out.Bulk(res.value);  // from the store's memory into the reply
+  else if (res.code == Code::kNotFound) ctx.out.Null();
+  else ctx.StoreError(res);
   return true;
 }
 
@@ -123,12 +139,12 @@ void Set(CommandContext& ctx) {
   ctx.cmd.i64 = flags;
   std::string_view key = ctx.arg(1), value = ctx.arg(2);
   if (flags & kNx) CasAbsent(ctx, key, value);
-  else if (flags & kXx) CasFrom(ctx, key, std::string(value), value);  // stores iff it exists with this value
+  else if (flags & kXx) CasFrom(ctx, key, value, value);  // stores iff it exists with this value
   else ctx.OpPut(key, value);
 }
 
-bool SetFinish(CommandContext& ctx, std::span<OpResult> r) {
-  const OpResult& res = r[0];
+bool SetFinish(CommandContext& ctx, ResultSpan r) {
+  const OpResultView res = r[0];
   int64_t flags = ctx.cmd.i64;
   if (!res.succeeded()) {
     ctx.StoreError(res);
@@ -157,7 +173,7 @@ bool SetFinish(CommandContext& ctx, std::span<OpResult> r) {
 
 // --- SETNX key value
 void SetNx(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }
-bool SetNxFinish(CommandContext& ctx, std::span<OpResult> r) {
+bool SetNxFinish(CommandContext& ctx, ResultSpan r) {
   if (!r[0].succeeded()) ctx.StoreError(r[0]);
   else ctx.out.Integer(CasStored(ctx.cmd, r[0]) ? 1 : 0);
   return true;
@@ -165,30 +181,31 @@ bool SetNxFinish(CommandContext& ctx, std::span<OpResult> r) {
 
 // --- GETSET key value: PUT returns the previous value.
 void GetSet(CommandContext& ctx) { ctx.OpPut(ctx.arg(1), ctx.arg(2)); }
-bool GetSetFinish(CommandContext& ctx, std::span<OpResult> r) {
-  if (r[0].found()) ctx.out.Bulk(r[0].value);
-  else if (r[0].code == Code::kNotFound) ctx.out.Null();
-  else ctx.StoreError(r[0]);
+bool GetSetFinish(CommandContext& ctx, ResultSpan r) {
+  const OpResultView res = r[0];
+  if (res.found()) ctx.out.Bulk(res.value);
+  else if (res.code == Code::kNotFound) ctx.out.Null();
+  else ctx.StoreError(res);
   return true;
 }
 
 // --- GETDEL key: DELETE returns the previous value.
 void GetDel(CommandContext& ctx) { ctx.OpDelete(ctx.arg(1)); }
-bool GetDelFinish(CommandContext& ctx, std::span<OpResult> r) { return GetSetFinish(ctx, r); }
+bool GetDelFinish(CommandContext& ctx, ResultSpan r) { return GetSetFinish(ctx, r); }
 
 // --- MGET key [key ...]
 void MGet(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argc(); ++i) ctx.OpGet(ctx.arg(i));
 }
-bool MGetFinish(CommandContext& ctx, std::span<OpResult> r) {
-  for (const OpResult& x : r) {
+bool MGetFinish(CommandContext& ctx, ResultSpan r) {
+  for (OpResultView x : r) {
     if (!x.succeeded()) {
       ctx.StoreError(x);
       return true;
     }
   }
   ctx.out.ArrayHeader(r.size());
-  for (const OpResult& x : r) {
+  for (OpResultView x : r) {
     CountHit(ctx, x);
     if (x.found()) ctx.out.Bulk(x.value);
     else ctx.out.Null();
@@ -204,8 +221,8 @@ void MSet(CommandContext& ctx) {
   }
   for (size_t i = 1; i + 1 < ctx.argc(); i += 2) ctx.OpPut(ctx.arg(i), ctx.arg(i + 1));
 }
-bool MSetFinish(CommandContext& ctx, std::span<OpResult> r) {
-  for (const OpResult& x : r) {
+bool MSetFinish(CommandContext& ctx, ResultSpan r) {
+  for (OpResultView x : r) {
     if (!x.succeeded()) {
       ctx.StoreError(x);
       return true;
@@ -219,9 +236,9 @@ bool MSetFinish(CommandContext& ctx, std::span<OpResult> r) {
 void Del(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.argc(); ++i) ctx.OpDelete(ctx.arg(i));
 }
-bool DelFinish(CommandContext& ctx, std::span<OpResult> r) {
+bool DelFinish(CommandContext& ctx, ResultSpan r) {
   int64_t n = 0;
-  for (const OpResult& x : r) {
+  for (OpResultView x : r) {
     if (!x.succeeded()) {
       ctx.StoreError(x);
       return true;
@@ -234,11 +251,11 @@ bool DelFinish(CommandContext& ctx, std::span<OpResult> r) {
 
 // --- EXISTS key [key ...]: counts repeated keys repeatedly, as Redis does.
 void Exists(CommandContext& ctx) { MGet(ctx); }
-bool ExistsFinish(CommandContext& ctx, std::span<OpResult> r) { return DelFinish(ctx, r); }
+bool ExistsFinish(CommandContext& ctx, ResultSpan r) { return DelFinish(ctx, r); }
 
 // --- STRLEN key
 void StrLen(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
-bool StrLenFinish(CommandContext& ctx, std::span<OpResult> r) {
+bool StrLenFinish(CommandContext& ctx, ResultSpan r) {
   if (!r[0].succeeded()) ctx.StoreError(r[0]);
   else ctx.out.Integer(static_cast<int64_t>(r[0].value.size()));
   return true;
@@ -246,8 +263,8 @@ bool StrLenFinish(CommandContext& ctx, std::span<OpResult> r) {
 
 // --- APPEND key value
 void Append(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }
-bool AppendFinish(CommandContext& ctx, std::span<OpResult> r) {
-  const OpResult& res = r[0];
+bool AppendFinish(CommandContext& ctx, ResultSpan r) {
+  const OpResultView res = r[0];
   std::string_view key = ctx.arg(1), suffix = ctx.arg(2);
   if (!res.succeeded()) {
     ctx.StoreError(res);
@@ -266,8 +283,9 @@ bool AppendFinish(CommandContext& ctx, std::span<OpResult> r) {
     ctx.Error(kErrTooBig);
     return true;
   }
-  std::string desired = res.value;
-  desired.append(suffix);
+  std::string desired;
+  desired.reserve(res.value.size() + suffix.size());
+  desired.append(res.value).append(suffix);
   CasFrom(ctx, key, res.value, desired);
   return false;
 }
@@ -292,11 +310,11 @@ void IncrBy(CommandContext& ctx) {
     }
   }
   ctx.cmd.i64 = delta;
-  CasAbsent(ctx, ctx.arg(1), std::to_string(delta));
+  CasAbsent(ctx, ctx.arg(1), IntText(delta));
 }
 
-bool IncrByFinish(CommandContext& ctx, std::span<OpResult> r) {
-  const OpResult& res = r[0];
+bool IncrByFinish(CommandContext& ctx, ResultSpan r) {
+  const OpResultView res = r[0];
   int64_t delta = ctx.cmd.i64;
   if (!res.succeeded()) {
     ctx.StoreError(res);
@@ -309,7 +327,7 @@ bool IncrByFinish(CommandContext& ctx, std::span<OpResult> r) {
     return true;
   }
   if (!res.found()) {
-    CasAbsent(ctx, ctx.arg(1), std::to_string(delta));
+    CasAbsent(ctx, ctx.arg(1), IntText(delta));
     return false;
   }
   int64_t current;
@@ -322,7 +340,7 @@ bool IncrByFinish(CommandContext& ctx, std::span<OpResult> r) {
     ctx.Error(kErrOverflow);
     return true;
   }
-  CasFrom(ctx, ctx.arg(1), res.value, std::to_string(current + delta));
+  CasFrom(ctx, ctx.arg(1), res.value, IntText(current + delta));
   return false;
 }
 
@@ -341,8 +359,8 @@ void IncrByFloat(CommandContext& ctx) {
   CasAbsent(ctx, ctx.arg(1), FormatLongDouble(incr));
 }
 
-bool IncrByFloatFinish(CommandContext& ctx, std::span<OpResult> r) {
-  const OpResult& res = r[0];
+bool IncrByFloatFinish(CommandContext& ctx, ResultSpan r) {
+  const OpResultView res = r[0];
   if (!res.succeeded()) {
     ctx.StoreError(res);
     return true;

@@ -12,14 +12,18 @@
 //                write the reply and return true — or, for a read-modify-write
 //                whose compare-and-swap lost a race, append the retry
 //                operations and return false (it is called again next round).
+//                The values in `results` are views into the round's Results:
+//                valid only during the call, so a handler writes them into
+//                its reply (no copy in between) and copies what it must keep
+//                (a CAS loop's expected value, in cmd.scratch).
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string_view>
 #include <vector>
 
 #include "kvcg/batch.h"
+#include "kvcg/results.h"
 
 namespace kvcg::server {
 
@@ -42,7 +46,7 @@ enum CommandFlag : uint32_t {
 };
 
 using StartFn = void (*)(CommandContext& ctx);
-using FinishFn = bool (*)(CommandContext& ctx, std::span<OpResult> results);
+using FinishFn = bool (*)(CommandContext& ctx, ResultSpan results);
 
 struct CommandSpec {
   const char* name;  // lowercase
@@ -97,31 +101,31 @@ void Shutdown(CommandContext&);
 void Time(CommandContext&);
 // strings / generic keyspace
 void Get(CommandContext&);
-bool GetFinish(CommandContext&, std::span<OpResult>);
+bool GetFinish(CommandContext&, ResultSpan);
 void Set(CommandContext&);
-bool SetFinish(CommandContext&, std::span<OpResult>);
+bool SetFinish(CommandContext&, ResultSpan);
 void SetNx(CommandContext&);
-bool SetNxFinish(CommandContext&, std::span<OpResult>);
+bool SetNxFinish(CommandContext&, ResultSpan);
 void GetSet(CommandContext&);
-bool GetSetFinish(CommandContext&, std::span<OpResult>);
+bool GetSetFinish(CommandContext&, ResultSpan);
 void GetDel(CommandContext&);
-bool GetDelFinish(CommandContext&, std::span<OpResult>);
+bool GetDelFinish(CommandContext&, ResultSpan);
 void MGet(CommandContext&);
-bool MGetFinish(CommandContext&, std::span<OpResult>);
+bool MGetFinish(CommandContext&, ResultSpan);
 void MSet(CommandContext&);
-bool MSetFinish(CommandContext&, std::span<OpResult>);
+bool MSetFinish(CommandContext&, ResultSpan);
 void Del(CommandContext&);
-bool DelFinish(CommandContext&, std::span<OpResult>);
+bool DelFinish(CommandContext&, ResultSpan);
 void Exists(CommandContext&);
-bool ExistsFinish(CommandContext&, std::span<OpResult>);
+bool ExistsFinish(CommandContext&, ResultSpan);
 void StrLen(CommandContext&);
-bool StrLenFinish(CommandContext&, std::span<OpResult>);
+bool StrLenFinish(CommandContext&, ResultSpan);
 void Append(CommandContext&);
-bool AppendFinish(CommandContext&, std::span<OpResult>);
+bool AppendFinish(CommandContext&, ResultSpan);
 void IncrBy(CommandContext&);  // INCR, DECR, INCRBY, DECRBY
-bool IncrByFinish(CommandContext&, std::span<OpResult>);
+bool IncrByFinish(CommandContext&, ResultSpan);
 void IncrByFloat(CommandContext&);
-bool IncrByFloatFinish(CommandContext&, std::span<OpResult>);
+bool IncrByFloatFinish(CommandContext&, ResultSpan);
 }  // namespace cmd
 
 }  // namespace kvcg::server

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -26,7 +27,7 @@ constexpr size_t kSmallBlockedSet = 16;
 std::string_view CommandContext::arg(size_t i) const { return conn.Arg(cmd, i); }
 
 Connection::Connection(IoThread* loop, int fd, uint64_t id, std::string addr, std::string laddr)
-    : loop_(loop), server_(loop->server()), fd_(fd) {
+    : loop_(loop), server_(loop->server()), fd_(fd), batch_(server_->store()->NewBatch()) {
   info_.id = id;
   info_.fd = fd;
   info_.addr = std::move(addr);
@@ -79,6 +80,7 @@ void Connection::Drive() {
     if (round_ready_) {
       round_ready_ = false;
       in_flight_ = false;
+      results_.Release();  // nobody will read it: give the store its memory back
     }
     return;
   }
@@ -305,7 +307,11 @@ void Connection::RunStart(size_t index) {
   }
 }
 
-bool Connection::RunFinish(size_t index, std::span<OpResult> results) {
+void Connection::StartBatch() {
+  batch_.Reserve(hint_ops_, hint_key_bytes_, hint_value_bytes_);
+}
+
+bool Connection::RunFinish(size_t index, ResultSpan results) {
   Command& c = commands_[index];
   c.op_begin = static_cast<uint32_t>(batch_.size());
   c.op_count = 0;
@@ -358,9 +364,13 @@ void Connection::SubmitRound() {
   submit_ns_ = NowNs();
   Connection* self = this;
   IoThread* loop = loop_;
-  Batch batch = std::move(batch_);
-  batch_ = Batch();
-  server_->store()->Submit(std::move(batch), [self, loop](std::vector<OpResult>&& results) {
+  hint_ops_ = batch_.size();
+  hint_key_bytes_ = batch_.key_bytes_size();
+  hint_value_bytes_ = batch_.value_bytes_size();
+  // See batch_ in connection.h: the store keeps this batch, the next round
+  // gets a fresh one (empty, so nothing is allocated until it is used).
+  Batch batch = std::exchange(batch_, server_->store()->NewBatch());
+  server_->store()->Submit(std::move(batch), [self, loop](Results&& results) {
     self->SetRoundResults(std::move(results));
     loop->PostCompletion(self);
   });
@@ -369,22 +379,21 @@ void Connection::SubmitRound() {
 void Connection::ProcessRound() {
   in_flight_ = false;
   loop_->stats().store_latency.Record(NowNs() - submit_ns_);
-  std::vector<OpResult> results = std::move(results_);
   std::vector<uint32_t>& finished = prev_round_;  // reused: no allocation per round
   finished.clear();
   finished.swap(round_);
   blocked_small_.clear();
   blocked_large_.clear();
-  batch_.Clear();
   ThreadStats& st = loop_->stats();
   for (uint32_t index : finished) {
     Command& c = commands_[index];
     bool done;
-    if (results.size() < static_cast<size_t>(c.op_begin) + c.op_count) {
+    if (results_.size() < static_cast<size_t>(c.op_begin) + c.op_count) {
       WriterFor(index).Error("ERR internal error: the store returned too few results");
       done = true;
     } else {
-      done = RunFinish(index, std::span<OpResult>(results.data() + c.op_begin, c.op_count));
+      // The span is taken before RunFinish reuses c.op_begin for a retry.
+      done = RunFinish(index, ResultSpan(&results_, c.op_begin, c.op_count));
     }
     if (done) {
       c.state = Command::State::kDone;
@@ -395,6 +404,9 @@ void Connection::ProcessRound() {
       BlockKeys(c);
     }
   }
+  // Every value of the round is in a reply now (out_ or a held Command::reply,
+  // both copies), so the views are no longer needed.
+  results_.Release();
   Dispatch();
 }
 

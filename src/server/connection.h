@@ -20,6 +20,11 @@
 //   4. Replies are emitted strictly in command order: a command at the head
 //      writes straight into the reply buffer; one completed out of order
 //      keeps its reply until the commands before it have answered.
+// The round's Results (codes + value views into store memory) is kept from
+// the completion until every finish of the round has written its reply, then
+// released at once: values go from the store's memory into the reply buffer
+// with no copy in between, and a Results held longer would pin the store's
+// memory for replaced values (kvcg/results.h).
 // The connection is read again only when all of that is done and the reply
 // buffer is under the high-water mark (backpressure: nothing is dropped).
 #pragma once
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include "kvcg/batch.h"
+#include "kvcg/results.h"
 #include "server/client_registry.h"
 #include "server/command_table.h"
 #include "server/io_buffer.h"
@@ -80,25 +86,31 @@ struct CommandContext {
 
   // Store operations of this command (counted in cmd.op_count).
   void OpGet(std::string_view key) {
+    BeforeOp();
     batch.Get(key);
     ++cmd.op_count;
   }
   void OpPut(std::string_view key, std::string_view value) {
+    BeforeOp();
     batch.Put(key, value);
     ++cmd.op_count;
   }
   void OpDelete(std::string_view key) {
+    BeforeOp();
     batch.Delete(key);
     ++cmd.op_count;
   }
   void OpCas(std::string_view key, const std::string_view* expected, std::string_view desired) {
+    BeforeOp();
     batch.CompareAndSwap(key, expected, desired);
     ++cmd.op_count;
   }
   // Replies with an error ("ERR ...", "WRONGPASS ...") and counts a failed call.
   void Error(std::string_view message);
   // Replies with the error for a failed store operation (cmd_common.cc).
-  void StoreError(const OpResult& r);
+  void StoreError(const OpResultView& r);
+  // The first op of a round sizes the batch (Connection::StartBatch).
+  void BeforeOp();
 };
 
 class Connection {
@@ -115,7 +127,7 @@ class Connection {
   void OnEvents(uint32_t events);
   // The store completed this connection's round (called on the loop thread).
   void MarkRoundReady() { round_ready_ = true; }
-  void SetRoundResults(std::vector<OpResult>&& results) { results_ = std::move(results); }
+  void SetRoundResults(Results&& results) { results_ = std::move(results); }
 
   // Closes the socket now (replies not yet written are dropped). The object
   // is deleted by its loop once no round is in flight.
@@ -146,7 +158,8 @@ class Connection {
   void Dispatch();         // queued commands into the round
   void SubmitRound();
   void RunStart(size_t index);
-  bool RunFinish(size_t index, std::span<OpResult> results);
+  bool RunFinish(size_t index, ResultSpan results);
+  void StartBatch();  // before the first op of a round
   void BlockKeys(const Command& c);
   bool TouchesBlocked(const Command& c) const;
   void CommandDone(size_t index);
@@ -179,8 +192,15 @@ class Connection {
   size_t head_ = 0;  // first command whose reply is not emitted
   uint64_t read_start_ns_ = 0;
 
-  // The round.
+  // The round. batch_ always comes from store->NewBatch() (memory the store
+  // uses without a copy: pinned on the GPU backend). Submit takes it and the
+  // store never hands it back, so clearing and reusing one batch is not
+  // possible; instead SubmitRound takes a fresh, empty NewBatch() (which
+  // allocates nothing until used) and the first op of the next round
+  // reserves what the last round used, so a steady pipeline costs one
+  // allocation per region per round instead of a doubling per growth step.
   Batch batch_;
+  size_t hint_ops_ = 0, hint_key_bytes_ = 0, hint_value_bytes_ = 0;
   std::vector<uint32_t> round_;  // commands with operations in batch_
   std::vector<uint32_t> prev_round_;
   std::vector<std::string_view> blocked_small_;
@@ -188,11 +208,15 @@ class Connection {
   bool in_flight_ = false;
   bool round_ready_ = false;
   uint64_t submit_ns_ = 0;
-  std::vector<OpResult> results_;
+  Results results_;  // of the round just completed; see the top comment
 
   // Output.
   std::string out_;
   size_t out_sent_ = 0;
 };
+
+inline void CommandContext::BeforeOp() {
+  if (batch.empty()) conn.StartBatch();
+}
 
 }  // namespace kvcg::server

@@ -13,12 +13,12 @@ namespace kvcg::conformance {
 namespace {
 
 TEST_P(Conformance, PutGetDeleteGetInOneBatch) {
-  Batch batch;
+  Batch batch = NewBatch();
   batch.Put(K(1), V(1));
   batch.Get(K(1));
   batch.Delete(K(1));
   batch.Get(K(1));
-  std::vector<OpResult> r = Run(std::move(batch));
+  Results r = Run(std::move(batch));
   EXPECT_TRUE(NotFound(r[0]));
   EXPECT_TRUE(Found(r[1], V(1)));
   EXPECT_TRUE(Found(r[2], V(1)));
@@ -27,19 +27,54 @@ TEST_P(Conformance, PutGetDeleteGetInOneBatch) {
 }
 
 TEST_P(Conformance, PutPutDeletePutInOneBatch) {
-  Batch batch;
+  Batch batch = NewBatch();
   batch.Put(K(1), V(1));
   batch.Put(K(1), V(2));
   batch.Delete(K(1));
   batch.Delete(K(1));
   batch.Put(K(1), V(3));
-  std::vector<OpResult> r = Run(std::move(batch));
+  Results r = Run(std::move(batch));
   EXPECT_TRUE(NotFound(r[0]));
   EXPECT_TRUE(Found(r[1], V(1)));
   EXPECT_TRUE(Found(r[2], V(2)));
   EXPECT_TRUE(NotFound(r[3]));
   EXPECT_TRUE(NotFound(r[4]));
   EXPECT_TRUE(Found(Get(K(1)), V(3)));
+}
+
+// Any Batch works with any store: one in the heap, one in the store's own
+// memory filled by AppendFrom, and a const Batch that Execute copies (and
+// must leave intact) all give the same results.
+TEST_P(Conformance, HeapStoreAndConstBatchesAgree) {
+  Batch heap;
+  const std::string v1 = V(1);
+  const std::string_view e = v1;
+  heap.Put(K(1), V(1));
+  heap.Get(K(1));
+  heap.CompareAndSwap(K(1), &e, V(2));
+  heap.Get(K(1));
+  heap.Delete(K(1));
+  ASSERT_FALSE(heap.pinned());
+  const Batch templ = heap;
+  Batch own = NewBatch();
+  for (size_t i = 0; i < templ.size(); ++i) own.AppendFrom(templ, i);
+  auto check = [&](const Results& r, const char* which) {
+    SCOPED_TRACE(which);
+    ASSERT_EQ(r.size(), 5u);
+    EXPECT_TRUE(NotFound(r[0]));
+    EXPECT_TRUE(Found(r[1], V(1)));
+    EXPECT_TRUE(Found(r[2], V(1)));
+    EXPECT_TRUE(Found(r[3], V(2)));
+    EXPECT_TRUE(Found(r[4], V(2)));
+    EXPECT_EQ(store_->Size(), 0u);
+  };
+  check(Run(std::move(heap)), "heap batch");
+  check(Run(std::move(own)), "store batch");
+  check(store_->Execute(templ), "const batch");
+  ASSERT_EQ(templ.size(), 5u) << "Execute(const Batch&) must not consume the batch";
+  EXPECT_EQ(templ.key(0), K(1));
+  EXPECT_EQ(templ.value(2), V(2));
+  EXPECT_EQ(templ.expected(2), V(1));
 }
 
 // A long batch of random operations on a few keys, interleaved, against a
@@ -51,7 +86,7 @@ TEST_P(Conformance, ManyOpsOnFewKeysInOneBatchKeepPerKeyOrder) {
     std::mt19937_64 rng(keys);
     std::map<std::string, std::string> model;
     std::vector<std::optional<std::string>> want;  // nullopt: kNotFound
-    Batch batch;
+    Batch batch = NewBatch();
     for (int i = 0; i < 2000; ++i) {
       const std::string key = K(rng() % keys);
       const auto it = model.find(key);
@@ -69,7 +104,7 @@ TEST_P(Conformance, ManyOpsOnFewKeysInOneBatchKeepPerKeyOrder) {
           model.erase(key);
       }
     }
-    std::vector<OpResult> r = Run(std::move(batch));
+    Results r = Run(std::move(batch));
     for (size_t i = 0; i < r.size(); ++i) {
       if (want[i]) ASSERT_TRUE(Found(r[i], *want[i])) << "op " << i;
       else ASSERT_TRUE(NotFound(r[i])) << "op " << i;
@@ -85,13 +120,15 @@ TEST_P(Conformance, SuccessiveSubmitsFromOneThreadKeepOrder) {
   std::mutex mu;
   std::condition_variable cv;
   int done = 0;
-  std::vector<std::vector<OpResult>> results(kBatches);
+  // Each completion moves its Results here: the views stay valid after the
+  // completion returns, until the vector is destroyed.
+  std::vector<Results> results(kBatches);
   for (int i = 0; i < kBatches; ++i) {
-    Batch batch;
+    Batch batch = NewBatch();
     batch.Put(K(0), V(i));
     batch.Get(K(0));
     if (i % 7 == 6) batch.Delete(K(0));
-    store_->Submit(std::move(batch), [&, i](std::vector<OpResult>&& r) {
+    store_->Submit(std::move(batch), [&, i](Results&& r) {
       std::lock_guard<std::mutex> lock(mu);
       results[i] = std::move(r);
       ++done;

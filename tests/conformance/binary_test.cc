@@ -108,12 +108,12 @@ TEST_P(Conformance, LargeValuesRoundTripExactly) {
   EXPECT_TRUE(Found(Put("big", sixteen_mib), one_mib));
   EXPECT_TRUE(Found(Get("big"), sixteen_mib));
   // Several large values in one batch, and a large previous value returned.
-  Batch batch;
+  Batch batch = NewBatch();
   batch.Put("big2", sixteen_mib);
   batch.Put("big", one_mib);
   batch.Get("big2");
   batch.Delete("big");
-  std::vector<OpResult> r = Run(std::move(batch));
+  Results r = Run(std::move(batch));
   EXPECT_TRUE(NotFound(r[0]));
   EXPECT_TRUE(Found(r[1], sixteen_mib));
   EXPECT_TRUE(Found(r[2], sixteen_mib));

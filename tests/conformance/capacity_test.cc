@@ -46,13 +46,13 @@ TEST_P(Conformance, MaxKeysInsideOneBatch) {
   constexpr uint64_t kMax = 20;
   ASSERT_NO_FATAL_FAILURE(Reopen([](Config& c) { c.max_keys = kMax; }));
   for (uint64_t i = 0; i < kMax - 5; ++i) ASSERT_TRUE(NotFound(Put(K(i), V(i))));
-  Batch batch;
+  Batch batch = NewBatch();
   for (uint64_t i = 100; i < 110; ++i) batch.Put(K(i), V(i));
   batch.Put(K(3), V(1003));  // an update always fits
-  std::vector<OpResult> r = Run(std::move(batch));
+  Results r = Run(std::move(batch));
   std::set<uint64_t> stored;
   for (uint64_t i = 100; i < 110; ++i) {
-    const OpResult& result = r[i - 100];
+    const OpResultView result = r[i - 100];
     if (result.code == Code::kNotFound) stored.insert(i);
     else EXPECT_TRUE(Failed(result, Code::kCapacityExhausted)) << i;
   }

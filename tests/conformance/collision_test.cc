@@ -42,9 +42,10 @@ TEST_P(Conformance, CollidingKeysNeverAlias) {
     auto for_all = [&](auto&& add) {
       std::vector<OpResult> all;
       for (int begin = 0; begin < kKeys; begin += kChunk) {
-        Batch batch;
+        Batch batch = NewBatch();
         for (int i = begin; i < begin + kChunk; ++i) add(batch, i);
-        for (OpResult& r : Run(std::move(batch))) all.push_back(std::move(r));
+        // Copied out: each chunk's Results dies at the end of the iteration.
+        for (OpResult& r : Run(std::move(batch)).ToOwned()) all.push_back(std::move(r));
       }
       return all;
     };

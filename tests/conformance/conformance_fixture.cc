@@ -10,9 +10,11 @@ namespace kvcg {
 
 void PrintTo(Code code, std::ostream* os) { *os << CodeName(code); }
 
-void PrintTo(const OpResult& result, std::ostream* os) {
+void PrintTo(const OpResultView& result, std::ostream* os) {
   *os << "{" << CodeName(result.code) << ", \"" << conformance::Show(result.value) << "\"}";
 }
+
+void PrintTo(const OpResult& result, std::ostream* os) { PrintTo(conformance::View(result), os); }
 
 }  // namespace kvcg
 
@@ -46,7 +48,7 @@ std::string Diff(std::string_view got, std::string_view want) {
 }
 }  // namespace
 
-::testing::AssertionResult Found(const OpResult& r, std::string_view value) {
+::testing::AssertionResult Found(const OpResultView& r, std::string_view value) {
   if (r.code != Code::kOk) {
     return ::testing::AssertionFailure()
            << "code " << CodeName(r.code) << ", want ok with \"" << Show(value) << "\"";
@@ -55,7 +57,7 @@ std::string Diff(std::string_view got, std::string_view want) {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult NotFound(const OpResult& r) {
+::testing::AssertionResult NotFound(const OpResultView& r) {
   if (r.code != Code::kNotFound) {
     return ::testing::AssertionFailure()
            << "code " << CodeName(r.code) << " value \"" << Show(r.value) << "\", want not_found";
@@ -66,7 +68,7 @@ std::string Diff(std::string_view got, std::string_view want) {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult Failed(const OpResult& r, Code code) {
+::testing::AssertionResult Failed(const OpResultView& r, Code code) {
   if (r.code != code) {
     return ::testing::AssertionFailure()
            << "code " << CodeName(r.code) << ", want " << CodeName(code);
@@ -148,19 +150,27 @@ std::string Conformance::V(uint64_t i, size_t general_size) const {
   return out;
 }
 
-std::vector<OpResult> Conformance::Run(Batch batch) {
+Results Conformance::Run(Batch batch) {
   const size_t n = batch.size();
-  std::vector<OpResult> results = store_->Execute(std::move(batch));
+  Results results = store_->Execute(std::move(batch));
   EXPECT_EQ(results.size(), n) << "one result per operation";
-  results.resize(n, OpResult{Code::kInternal, ""});
-  return results;
+  if (results.size() == n) return results;
+  // Pad (or cut) to n: views into the store's Results, which the new one keeps.
+  ResultsBuilder padded;
+  padded.Reset(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (i < results.size()) padded.SetView(i, results.code(i), results.value(i));
+    else padded.SetCode(i, Code::kInternal);
+  }
+  padded.Keep(std::move(results));
+  return padded.Finish();
 }
 
 OpResult Conformance::Cas(std::string_view key, const std::string_view* expected,
                           std::string_view desired) {
-  Batch batch;
+  Batch batch = NewBatch();
   batch.CompareAndSwap(key, expected, desired);
-  return Run(std::move(batch)).at(0);
+  return Run(std::move(batch))[0].ToOwned();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Conformance, ::testing::ValuesIn(BackendParams()),

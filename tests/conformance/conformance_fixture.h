@@ -21,6 +21,7 @@
 #include "backend_params.h"
 #include "kvcg/batch.h"
 #include "kvcg/config.h"
+#include "kvcg/results.h"
 #include "kvcg/status.h"
 #include "kvcg/store.h"
 
@@ -28,6 +29,7 @@ namespace kvcg {
 // gtest finds these through ADL, so EXPECT_EQ on codes prints "not_found".
 void PrintTo(Code code, std::ostream* os);
 void PrintTo(const OpResult& result, std::ostream* os);
+void PrintTo(const OpResultView& result, std::ostream* os);
 }  // namespace kvcg
 
 namespace kvcg::conformance {
@@ -35,12 +37,21 @@ namespace kvcg::conformance {
 // `bytes` escaped (\xNN for non-printables) and cut to `max` bytes.
 std::string Show(std::string_view bytes, size_t max = 48);
 
-// r is kOk with exactly `value`.
-::testing::AssertionResult Found(const OpResult& r, std::string_view value);
+// r is kOk with exactly `value`. Each takes a view (results[i] of a
+// Results) or, through the overloads below, an owned OpResult (Get/Put/...).
+::testing::AssertionResult Found(const OpResultView& r, std::string_view value);
 // r is kNotFound with an empty value.
-::testing::AssertionResult NotFound(const OpResult& r);
+::testing::AssertionResult NotFound(const OpResultView& r);
 // r is the error `code` with an empty value.
-::testing::AssertionResult Failed(const OpResult& r, Code code);
+::testing::AssertionResult Failed(const OpResultView& r, Code code);
+inline OpResultView View(const OpResult& r) { return {r.code, r.value}; }
+inline ::testing::AssertionResult Found(const OpResult& r, std::string_view value) {
+  return Found(View(r), value);
+}
+inline ::testing::AssertionResult NotFound(const OpResult& r) { return NotFound(View(r)); }
+inline ::testing::AssertionResult Failed(const OpResult& r, Code code) {
+  return Failed(View(r), code);
+}
 
 // In a test body: skips the rest of the test on fixed8 rows, printing why.
 #define KVCG_SKIP_IF_FIXED8(why) \
@@ -68,9 +79,15 @@ class Conformance : public ::testing::TestWithParam<BackendParam> {
   std::string K(uint64_t i) const;
   std::string V(uint64_t i, size_t general_size = 24) const;
 
+  // An empty batch in the store's own memory (pinned on the GPU rows), as an
+  // application gets it; tests that build a plain Batch check that any
+  // batch works with any store.
+  Batch NewBatch() { return store_->NewBatch(); }
+
   // Execute, checking that there is one result per operation (a short reply
-  // is padded with kInternal results so callers can index safely).
-  std::vector<OpResult> Run(Batch batch);
+  // is padded with kInternal results so callers can index safely). The
+  // views stay valid while the returned Results lives.
+  Results Run(Batch batch);
   OpResult Get(std::string_view key) { return store_->Get(key); }
   OpResult Put(std::string_view key, std::string_view value) { return store_->Put(key, value); }
   OpResult Delete(std::string_view key) { return store_->Delete(key); }

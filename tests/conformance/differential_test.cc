@@ -33,7 +33,7 @@ TEST_P(Conformance, RandomOpsMatchMapModel) {
     int done = 0;
     while (done < kOps) {
       const int n = 1 + static_cast<int>(rng() % 16);
-      Batch batch;
+      Batch batch = NewBatch();
       std::vector<std::string> what;                 // for failure messages
       std::vector<std::optional<std::string>> want;  // nullopt: kNotFound
       for (int i = 0; i < n; ++i) {
@@ -74,7 +74,7 @@ TEST_P(Conformance, RandomOpsMatchMapModel) {
           what.push_back("CAS " + Show(key) + (variant == 0 ? " absent" : " expected"));
         }
       }
-      std::vector<OpResult> r = Run(std::move(batch));
+      Results r = Run(std::move(batch));
       for (int i = 0; i < n; ++i) {
         if (want[i]) ASSERT_TRUE(Found(r[i], *want[i])) << "op " << done + i << ": " << what[i];
         else ASSERT_TRUE(NotFound(r[i])) << "op " << done + i << ": " << what[i];

@@ -3,6 +3,8 @@
 // failing operation changes nothing and the rest of its batch still runs.
 // The fixed8 layout additionally rejects any other key/value size with
 // kInvalidArgument (the size limits are checked first, as CheckOperation does).
+#include <sys/mman.h>
+
 #include "conformance_fixture.h"
 
 namespace kvcg::conformance {
@@ -20,7 +22,7 @@ TEST_P(Conformance, KeyOneOverLimitRejected) {
   const std::string over(kLimit + 1, 'k');
   const std::string_view e = "x";
   for (OpType type : {OpType::kGet, OpType::kPut, OpType::kDelete}) {
-    Batch batch;
+    Batch batch = NewBatch();
     batch.Append(type, over, V(1));
     EXPECT_TRUE(Failed(Run(std::move(batch))[0], Code::kKeyTooLarge)) << OpTypeName(type);
   }
@@ -88,7 +90,7 @@ TEST_P(Conformance, OverLimitOperationChangesNothingRestOfBatchRuns) {
   ASSERT_TRUE(NotFound(Put(K(2), V(2))));
   const std::string big_key(kLimit + 1, 'k');
   const std::string big_value(kLimit + 1, 'v');
-  Batch batch;
+  Batch batch = NewBatch();
   batch.Put(K(1), V(1));        // 0: ok
   batch.Put(big_key, V(3));     // 1: key too large
   batch.Put(K(2), big_value);   // 2: value too large, K(2) keeps V(2)
@@ -98,7 +100,7 @@ TEST_P(Conformance, OverLimitOperationChangesNothingRestOfBatchRuns) {
   batch.Put(K(2), V(4));        // 6
   batch.Get(big_key);           // 7: key too large
   batch.Get(K(2));              // 8
-  std::vector<OpResult> r = Run(std::move(batch));
+  Results r = Run(std::move(batch));
   EXPECT_TRUE(NotFound(r[0]));
   EXPECT_TRUE(Failed(r[1], Code::kKeyTooLarge));
   EXPECT_TRUE(Failed(r[2], Code::kValueTooLarge));
@@ -108,6 +110,46 @@ TEST_P(Conformance, OverLimitOperationChangesNothingRestOfBatchRuns) {
   EXPECT_TRUE(Found(r[6], V(2)));
   EXPECT_TRUE(Failed(r[7], Code::kKeyTooLarge));
   EXPECT_TRUE(Found(r[8], V(4)));
+  EXPECT_EQ(store_->Size(), 2u);
+}
+
+// A key or CAS expected value of 2^32 - 1 bytes does not fit a batch's key
+// arena: the batch marks it (Batch::overflowed) without copying it, and the
+// store answers kKeyTooLarge / kValueTooLarge for that op alone. The bytes
+// are an address-space reservation of untouched zero pages, so no RAM is
+// spent and nothing may read them.
+TEST_P(Conformance, OverflowedBatchBytesAreRejected) {
+  struct Reservation {
+    size_t size = size_t{Batch::kOverflow};
+    void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    ~Reservation() {
+      if (p != MAP_FAILED) munmap(p, size);
+    }
+  } reservation;
+  if (reservation.p == MAP_FAILED) GTEST_SKIP() << "could not reserve 4 GiB of address space";
+  const std::string_view huge(static_cast<const char*>(reservation.p), reservation.size);
+  ASSERT_TRUE(NotFound(Put(K(1), V(1))));
+  Batch batch = NewBatch();
+  batch.Get(huge);                         // 0: key too large
+  batch.Put(huge, V(2));                   // 1: key too large
+  batch.CompareAndSwap(K(1), &huge, V(3));  // 2: expected value too large
+  batch.Delete(huge);                      // 3: key too large
+  batch.Get(K(1));                         // 4
+  batch.CompareAndSwap(huge, nullptr, V(4));  // 5: key too large
+  batch.Put(K(2), V(5));                   // 6
+  ASSERT_TRUE(batch.overflowed(0) && batch.overflowed(2) && !batch.overflowed(4));
+  Results r = Run(std::move(batch));
+  EXPECT_TRUE(Failed(r[0], Code::kKeyTooLarge));
+  EXPECT_TRUE(Failed(r[1], Code::kKeyTooLarge));
+  EXPECT_TRUE(Failed(r[2], Code::kValueTooLarge));
+  EXPECT_TRUE(Failed(r[3], Code::kKeyTooLarge));
+  EXPECT_TRUE(Found(r[4], V(1)));
+  EXPECT_TRUE(Failed(r[5], Code::kKeyTooLarge));
+  EXPECT_TRUE(NotFound(r[6]));
+  EXPECT_TRUE(Found(Get(K(1)), V(1))) << "the rejected CAS must leave the old value";
+  if (!fixed8()) {
+    EXPECT_TRUE(NotFound(Get(""))) << "an overflowed key must not act as the empty key";
+  }
   EXPECT_EQ(store_->Size(), 2u);
 }
 

@@ -121,14 +121,14 @@ TEST_P(Conformance, CasAfterDeleteSeesAbsentKey) {
 TEST_P(Conformance, CasSequenceFollowsStoredRule) {
   const std::string a = V(1), b = V(2), c = V(3), d = V(4), e = V(5);
   const std::string_view av = a, cv = c;
-  Batch batch;
+  Batch batch = NewBatch();
   batch.CompareAndSwap(K(1), nullptr, a);  // absent -> stores a
   batch.CompareAndSwap(K(1), nullptr, b);  // present -> no
   batch.CompareAndSwap(K(1), &av, c);      // a == a -> stores c
   batch.CompareAndSwap(K(1), &av, d);      // c != a -> no
   batch.CompareAndSwap(K(1), &cv, e);      // c == c -> stores e
   batch.Get(K(1));
-  std::vector<OpResult> r = Run(std::move(batch));
+  Results r = Run(std::move(batch));
   EXPECT_TRUE(NotFound(r[0]));
   EXPECT_TRUE(Found(r[1], a));
   EXPECT_TRUE(Found(r[2], a));

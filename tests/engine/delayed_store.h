@@ -41,6 +41,7 @@ class DelayedStore final : public Store {
     }
     cv_.notify_one();
   }
+  Batch NewBatch() override { return inner_->NewBatch(); }
   uint64_t Size() const override { return inner_->Size(); }
   uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
   void Clear() override { inner_->Clear(); }
@@ -61,8 +62,7 @@ class DelayedStore final : public Store {
       if (max_delay_us_ != 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(rng() % (max_delay_us_ + 1)));
       }
-      std::vector<OpResult> results = inner_->Execute(item.first);
-      item.second(std::move(results));
+      item.second(inner_->Execute(std::move(item.first)));
     }
   }
 

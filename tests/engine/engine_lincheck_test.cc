@@ -123,7 +123,7 @@ TEST_P(EngineLincheckTest, LinearizableUnderFrequentSwitches) {
         }
         ++outstanding;
         client->Submit(engine.get(), std::move(batch),
-                       [&outstanding](std::vector<OpResult>&&) { --outstanding; });
+                       [&outstanding](Results&&) { --outstanding; });
       }
       while (outstanding.load() != 0) std::this_thread::yield();
     });

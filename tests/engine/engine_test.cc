@@ -115,7 +115,7 @@ TEST_P(EngineTest, SameBatchOrderAcrossMissAndQueuedOps) {
   b.Get("k");
   b.Put("n", "fresh");  // another hot key in the same batch: its own miss
   b.Get("n");
-  std::vector<OpResult> r = e->Execute(b);
+  Results r = e->Execute(b);
   ASSERT_EQ(r.size(), 10u);
   EXPECT_EQ(r[0].value, "old");
   EXPECT_EQ(r[1].value, "old");
@@ -136,18 +136,45 @@ TEST_P(EngineTest, SameBatchOrderAcrossMissAndQueuedOps) {
   EXPECT_EQ(e->canonical()->Get("n").value, "fresh");
 }
 
+// A Results is the caller's until it releases it: values answered by a hit,
+// by an op queued behind a miss, by the miss itself and by a cold op all stay
+// as they were when later operations overwrite or delete their keys.
+TEST_P(EngineTest, ResultsStayValidAcrossLaterWrites) {
+  auto e = Open();
+  ASSERT_EQ(e->Put("h", "h-old").code, Code::kNotFound);
+  ASSERT_EQ(e->Put("m", "m-old").code, Code::kNotFound);
+  ASSERT_EQ(e->Put("c", "c-old").code, Code::kNotFound);
+  Install(e.get(), Hot({"h", "m"}));
+  ASSERT_EQ(e->Get("h").value, "h-old");  // fills h
+  Batch b = e->NewBatch();
+  b.Get("h");  // hit
+  b.Get("m");  // miss
+  b.Put("m", "m-new");  // queued behind the miss
+  b.Get("c");  // cold
+  Results r = e->Execute(std::move(b));
+  ASSERT_EQ(r.size(), 4u);
+  for (const char* key : {"h", "m", "c"}) ASSERT_EQ(e->Put(key, "overwritten").code, Code::kOk);
+  ASSERT_EQ(e->Delete("h").code, Code::kOk);
+  ASSERT_TRUE(e->Flush().ok());
+  EXPECT_EQ(r[0].value, "h-old");
+  EXPECT_EQ(r[1].value, "m-old");
+  EXPECT_EQ(r[2].value, "m-old");
+  EXPECT_EQ(r[3].value, "c-old");
+  EXPECT_EQ(e->Stats().hot.waited, 1u);
+}
+
 TEST_P(EngineTest, SuccessiveBatchesOfOneSubmitterKeepOrderAcrossMiss) {
   auto e = Open();
   Install(e.get(), Hot({"k"}));
-  std::vector<std::vector<OpResult>> out(3);
+  std::vector<Results> out(3);
   std::atomic<int> done{0};
   Batch b1, b2, b3;
   b1.Put("k", "1");  // miss (possibly still in flight when b2 arrives)
   b2.Put("k", "2");
   b3.Get("k");
-  e->Submit(b1, [&](std::vector<OpResult>&& r) { out[0] = std::move(r); ++done; });
-  e->Submit(b2, [&](std::vector<OpResult>&& r) { out[1] = std::move(r); ++done; });
-  e->Submit(b3, [&](std::vector<OpResult>&& r) { out[2] = std::move(r); ++done; });
+  e->Submit(b1, [&](Results&& r) { out[0] = std::move(r); ++done; });
+  e->Submit(b2, [&](Results&& r) { out[1] = std::move(r); ++done; });
+  e->Submit(b3, [&](Results&& r) { out[2] = std::move(r); ++done; });
   while (done.load() != 3) std::this_thread::yield();
   EXPECT_EQ(out[0][0].code, Code::kNotFound);
   EXPECT_EQ(out[1][0].value, "1");
@@ -322,7 +349,7 @@ TEST_P(EngineTest, EqualHashesNeverAliasOnEitherPath) {
   b.Get("c1");
   b.Get("h2");
   b.Get("c2");
-  std::vector<OpResult> r = e->Execute(b);
+  Results r = e->Execute(b);
   EXPECT_EQ(r[4].value, "a");
   EXPECT_EQ(r[5].value, "b");
   EXPECT_EQ(r[6].value, "c");
@@ -344,7 +371,7 @@ TEST_P(EngineTest, BadInputIsAnsweredWithErrorsAndNotRouted) {
   b.Put("toolong", "v");
   b.Put("k", "toolong");
   b.Get("k");
-  std::vector<OpResult> r = e->Execute(b);
+  Results r = e->Execute(b);
   EXPECT_EQ(r[0].code, Code::kKeyTooLarge);
   EXPECT_EQ(r[1].code, Code::kValueTooLarge);
   EXPECT_EQ(r[2].code, Code::kNotFound);
@@ -397,7 +424,7 @@ TEST_P(EngineTest, SwitchesFinishUnderClosedLoopLoad) {
         b.Put("k" + std::to_string((i + c) % 8), "v");
         b.Get("k" + std::to_string(i % 8));
         ++outstanding;
-        e->Submit(std::move(b), [&outstanding](std::vector<OpResult>&&) { --outstanding; });
+        e->Submit(std::move(b), [&outstanding](Results&&) { --outstanding; });
       }
       while (outstanding.load() != 0) std::this_thread::yield();
     });

@@ -11,16 +11,39 @@ namespace {
 
 constexpr uint64_t kHash = 42;  // one bucket for everything: exercises chains
 
+// Records what the cache answers, with owned copies (the cache's value views
+// die with the call).
+struct Sink final : ResultSink {
+  void Answer(uint32_t index, Code code, std::string_view value, bool q) override {
+    results[index] = {code, std::string(value)};
+    queued[index] = q;
+    ++answers[index];
+  }
+  OpResult results[128];
+  bool queued[128] = {};
+  int answers[128] = {};
+};
+
+// The canonical store's answers, as a Results (what CommitLog reads).
+Results MakeResults(std::initializer_list<OpResultView> rs) {
+  ResultsBuilder b;
+  b.Reset(rs.size());
+  size_t i = 0;
+  for (const OpResultView& r : rs) b.SetValue(i++, r.code, r.value);
+  return b.Finish();
+}
+
 struct Harness {
   explicit Harness(bool write_through = false) : cache({4, write_through}) {}
   // Appends an op to the batch and returns its ref (results sized generously).
   OpRef Add(OpType type, std::string_view key, std::string_view value = {}) {
     batch.Append(type, key, value);
     const uint32_t i = static_cast<uint32_t>(batch.size() - 1);
-    return {&batch, i, &results[i], nullptr};
+    return {&batch, i, &sink};
   }
+  const OpResult& Result(const OpRef& op) const { return sink.results[op.index]; }
   Batch batch;
-  OpResult results[64];
+  Sink sink;
   HotCache cache;
 };
 
@@ -29,15 +52,18 @@ TEST(HotCacheTest, MissFillThenHit) {
   OpRef get = h.Add(OpType::kGet, "k");
   ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kMiss);
   EXPECT_EQ(h.cache.pending(), 1u);
-  *get.result = {Code::kOk, "canon"};  // what the canonical store answered
   HotCache::Completion c;
-  h.cache.Complete(get, kHash, &c);
+  // What the canonical store answered; the caller records the miss's own result.
+  h.cache.Complete(get, kHash, {Code::kOk, "canon"}, &c);
   ASSERT_EQ(c.done.size(), 1u);
   EXPECT_FALSE(c.has_next);
   EXPECT_EQ(h.cache.pending(), 0u);
+  EXPECT_EQ(h.sink.answers[get.index], 0);
   OpRef get2 = h.Add(OpType::kGet, "k");
   ASSERT_EQ(h.cache.Execute(get2, kHash), Outcome::kDone);
-  EXPECT_EQ(get2.result->value, "canon");
+  EXPECT_EQ(h.Result(get2).code, Code::kOk);
+  EXPECT_EQ(h.Result(get2).value, "canon");
+  EXPECT_FALSE(h.sink.queued[get2.index]);  // answered inside Execute
   EXPECT_EQ(h.cache.entries(), 1u);
   EXPECT_EQ(h.cache.dirty(), 0u);
 }
@@ -54,13 +80,16 @@ TEST(HotCacheTest, OpsQueueBehindMissAndRunInOrder) {
   EXPECT_EQ(h.cache.Execute(get, kHash), Outcome::kWaiting);
   EXPECT_EQ(h.cache.Execute(del, kHash), Outcome::kWaiting);
   EXPECT_EQ(h.cache.Execute(other, kHash), Outcome::kMiss);
-  *miss.result = {Code::kOk, "old"};
   HotCache::Completion c;
-  h.cache.Complete(miss, kHash, &c);
+  h.cache.Complete(miss, kHash, {Code::kOk, "old"}, &c);
   ASSERT_EQ(c.done.size(), 4u);
-  EXPECT_EQ(put.result->value, "old");
-  EXPECT_EQ(get.result->value, "new");
-  EXPECT_EQ(del.result->value, "new");
+  EXPECT_EQ(h.Result(put).value, "old");
+  EXPECT_EQ(h.Result(get).value, "new");
+  EXPECT_EQ(h.Result(del).value, "new");
+  for (const OpRef& w : {put, get, del}) {
+    EXPECT_EQ(h.sink.answers[w.index], 1);
+    EXPECT_TRUE(h.sink.queued[w.index]);  // answered by Complete
+  }
   EXPECT_EQ(h.cache.dirty(), 1u);  // logged once although updated twice
   EXPECT_EQ(h.cache.pending(), 1u);  // "other" is still in flight
   EXPECT_EQ(h.cache.presence_delta(), -1);  // canonical has k, the cache says deleted
@@ -72,28 +101,27 @@ TEST(HotCacheTest, FailedMissHandsQueueToNextOp) {
   ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kMiss);
   OpRef get = h.Add(OpType::kGet, "k");
   EXPECT_EQ(h.cache.Execute(get, kHash), Outcome::kWaiting);
-  *put.result = {Code::kCapacityExhausted, ""};
   HotCache::Completion c;
-  h.cache.Complete(put, kHash, &c);
+  h.cache.Complete(put, kHash, {Code::kCapacityExhausted, ""}, &c);
   ASSERT_EQ(c.done.size(), 1u);  // the failed put
   ASSERT_TRUE(c.has_next);       // the get must now fetch the state itself
   EXPECT_EQ(c.next.index, get.index);
-  *get.result = {Code::kNotFound, ""};
-  h.cache.Complete(get, kHash, &c);
+  EXPECT_EQ(c.next.sink, &h.sink);
+  EXPECT_EQ(h.sink.answers[get.index], 0);  // not answered by the cache
+  h.cache.Complete(get, kHash, {Code::kNotFound, ""}, &c);
   EXPECT_EQ(c.done.size(), 1u);
   EXPECT_EQ(h.cache.pending(), 0u);
   OpRef get2 = h.Add(OpType::kGet, "k");
   EXPECT_EQ(h.cache.Execute(get2, kHash), Outcome::kDone);  // tombstone
-  EXPECT_EQ(get2.result->code, Code::kNotFound);
+  EXPECT_EQ(h.Result(get2).code, Code::kNotFound);
 }
 
 TEST(HotCacheTest, FailedMissWithNothingQueuedLeavesNoEntry) {
   Harness h;
   OpRef put = h.Add(OpType::kPut, "k", "v");
   ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kMiss);
-  *put.result = {Code::kTimedOut, ""};
   HotCache::Completion c;
-  h.cache.Complete(put, kHash, &c);
+  h.cache.Complete(put, kHash, {Code::kTimedOut, ""}, &c);
   EXPECT_EQ(h.cache.entries(), 0u);
   EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "k"), kHash), Outcome::kMiss);
 }
@@ -104,8 +132,7 @@ TEST(HotCacheTest, LogReplaysCurrentStateAndEvictionFollowsPredicate) {
   for (const char* key : {"a", "b", "c"}) {
     OpRef miss = h.Add(OpType::kGet, key);
     ASSERT_EQ(h.cache.Execute(miss, kHash), Outcome::kMiss);
-    *miss.result = {Code::kOk, "0"};
-    h.cache.Complete(miss, kHash, &c);
+    h.cache.Complete(miss, kHash, {Code::kOk, "0"}, &c);
   }
   ASSERT_EQ(h.cache.Execute(h.Add(OpType::kPut, "a", "1"), kHash), Outcome::kDone);
   ASSERT_EQ(h.cache.Execute(h.Add(OpType::kPut, "a", "2"), kHash), Outcome::kDone);
@@ -119,7 +146,7 @@ TEST(HotCacheTest, LogReplaysCurrentStateAndEvictionFollowsPredicate) {
   EXPECT_EQ(replay.type(1), OpType::kDelete);
   EXPECT_EQ(replay.key(1), "b");
   // The first replayed op fails: that entry stays dirty and logged.
-  EXPECT_EQ(h.cache.CommitLog({{Code::kTimedOut, ""}, {Code::kOk, "0"}}), 1u);
+  EXPECT_EQ(h.cache.CommitLog(MakeResults({{Code::kTimedOut, ""}, {Code::kOk, "0"}})), 1u);
   EXPECT_EQ(h.cache.dirty(), 1u);
   EXPECT_EQ(h.cache.presence_delta(), 0);  // b's delete reached the canonical store
   // Dirty entries are never evicted.
@@ -128,7 +155,7 @@ TEST(HotCacheTest, LogReplaysCurrentStateAndEvictionFollowsPredicate) {
   Batch again;
   h.cache.CollectLog(&again);
   ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(h.cache.CommitLog({{Code::kOk, "0"}}), 0u);
+  EXPECT_EQ(h.cache.CommitLog(MakeResults({{Code::kOk, "0"}})), 0u);
   EXPECT_EQ(h.cache.Evict([](std::string_view key, uint64_t) { return key == "a"; }), 0u);
   EXPECT_EQ(h.cache.Evict([](std::string_view, uint64_t) { return false; }), 1u);
   EXPECT_EQ(h.cache.entries(), 0u);
@@ -138,19 +165,18 @@ TEST(HotCacheTest, ManyKeysInOneBucketChainNodes) {
   Harness h;
   HotCache::Completion c;
   Batch batch;
-  std::vector<OpResult> results(100);
+  Sink sink;
   for (int i = 0; i < 100; ++i) batch.Put("key" + std::to_string(i), std::to_string(i));
   for (uint32_t i = 0; i < 100; ++i) {
-    OpRef op{&batch, i, &results[i], nullptr};
+    OpRef op{&batch, i, &sink};
     ASSERT_EQ(h.cache.Execute(op, kHash), Outcome::kMiss);
-    results[i] = {Code::kNotFound, ""};
-    h.cache.Complete(op, kHash, &c);
+    h.cache.Complete(op, kHash, {Code::kNotFound, ""}, &c);
   }
   EXPECT_EQ(h.cache.entries(), 100u);
   for (int i = 0; i < 100; ++i) {
     OpRef get = h.Add(OpType::kGet, "key" + std::to_string(i));
     ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kDone);
-    EXPECT_EQ(get.result->value, std::to_string(i));
+    EXPECT_EQ(h.Result(get).value, std::to_string(i));
     if (h.batch.size() == 60) h.batch.Clear();  // stay within results[]
   }
   EXPECT_EQ(h.cache.Evict([](std::string_view k, uint64_t) { return k.back() == '7'; }), 90u);
@@ -162,21 +188,19 @@ TEST(HotCacheTest, WriteThroughSendsStateChangesToCanonical) {
   HotCache::Completion c;
   OpRef miss = h.Add(OpType::kGet, "k");
   ASSERT_EQ(h.cache.Execute(miss, kHash), Outcome::kMiss);
-  *miss.result = {Code::kOk, "v"};
-  h.cache.Complete(miss, kHash, &c);
+  h.cache.Complete(miss, kHash, {Code::kOk, "v"}, &c);
   EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "k"), kHash), Outcome::kDone);
   const std::string_view wrong = "w";
   h.batch.CompareAndSwap("k", &wrong, "x");  // does not store: answered inline
-  OpRef cas{&h.batch, static_cast<uint32_t>(h.batch.size() - 1), &h.results[h.batch.size() - 1]};
+  OpRef cas{&h.batch, static_cast<uint32_t>(h.batch.size() - 1), &h.sink};
   EXPECT_EQ(h.cache.Execute(cas, kHash), Outcome::kDone);
-  EXPECT_EQ(cas.result->value, "v");
+  EXPECT_EQ(h.Result(cas).value, "v");
   OpRef put = h.Add(OpType::kPut, "k", "v2");
   ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kMiss);
-  *put.result = {Code::kOk, "v"};
-  h.cache.Complete(put, kHash, &c);
+  h.cache.Complete(put, kHash, {Code::kOk, "v"}, &c);
   OpRef get = h.Add(OpType::kGet, "k");
   ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kDone);
-  EXPECT_EQ(get.result->value, "v2");
+  EXPECT_EQ(h.Result(get).value, "v2");
   EXPECT_EQ(h.cache.dirty(), 0u);
 }
 

@@ -50,7 +50,7 @@ struct WorkerState {
   std::map<std::string, std::string> last_seen;  // Absent key: no entry.
   bool bad_result_count = false;
 
-  void Observe(const Batch& batch, const std::vector<OpResult>& results) {
+  void Observe(const Batch& batch, const Results& results) {
     std::lock_guard<std::mutex> lock(mu);
     if (results.size() != batch.size()) {
       bad_result_count = true;
@@ -59,7 +59,7 @@ struct WorkerState {
     for (size_t i = 0; i < batch.size(); ++i) {
       const std::string key(batch.key(i));
       if (results[i].found()) {
-        last_seen[key] = results[i].value;
+        last_seen[key] = std::string(results[i].value);  // a copy: outlives the Results
       } else if (results[i].code == Code::kNotFound) {
         last_seen.erase(key);
       }
@@ -96,7 +96,7 @@ TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) {
     uint64_t seq = 0;
     while (std::chrono::steady_clock::now() < deadline &&
            ops_issued.load(std::memory_order_relaxed) < max_ops) {
-      Batch batch;
+      Batch batch = store->NewBatch();
       const int n = 1 + static_cast<int>(rng() % kMaxBatch);
       for (int i = 0; i < n; ++i) {
         const std::string& key = keys[rng() % keys.size()];
@@ -139,7 +139,7 @@ TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) {
       }
       Batch copy = batch;  // The completion needs the keys; Submit takes the batch.
       client->Submit(store.get(), std::move(batch),
-                     [&state, copy = std::move(copy)](std::vector<OpResult>&& results) {
+                     [&state, copy = std::move(copy)](Results&& results) {
                        state.Observe(copy, results);
                        std::lock_guard<std::mutex> lock(state.mu);
                        --state.in_flight;
@@ -161,7 +161,7 @@ TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) {
   // linearization the checker finds.
   HistoryRecorder::Client* reader = recorder.NewClient();
   for (const std::string& key : keys) {
-    Batch b;
+    Batch b = store->NewBatch();
     b.Get(key);
     reader->Execute(store.get(), b);
   }

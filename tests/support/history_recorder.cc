@@ -44,15 +44,14 @@ std::vector<Event> HistoryRecorder::Client::Describe(const Batch& batch, uint64_
   return events;
 }
 
-void HistoryRecorder::Client::Complete(std::vector<Event>&& events,
-                                       const std::vector<OpResult>& results) {
+void HistoryRecorder::Client::Complete(std::vector<Event>&& events, const Results& results) {
   const uint64_t response = recorder_->Tick();
   for (size_t i = 0; i < events.size(); ++i) {
     Event& e = events[i];
     e.response = response;
     if (i < results.size()) {
-      e.code = results[i].code;
-      e.output = results[i].value;
+      e.code = results.code(i);
+      e.output.assign(results.value(i));  // a copy: the history outlives the Results
     } else {
       // A store that answers with too few results broke its contract; record
       // the op as failed so the checker ignores it, and let callers assert on
@@ -64,9 +63,9 @@ void HistoryRecorder::Client::Complete(std::vector<Event>&& events,
   for (Event& e : events) events_.push_back(std::move(e));
 }
 
-std::vector<OpResult> HistoryRecorder::Client::Execute(Store* store, const Batch& batch) {
+Results HistoryRecorder::Client::Execute(Store* store, const Batch& batch) {
   std::vector<Event> events = Describe(batch, recorder_->Tick());
-  std::vector<OpResult> results = store->Execute(batch);
+  Results results = store->Execute(batch);
   Complete(std::move(events), results);
   return results;
 }
@@ -74,14 +73,13 @@ std::vector<OpResult> HistoryRecorder::Client::Execute(Store* store, const Batch
 void HistoryRecorder::Client::Submit(Store* store, Batch batch, Store::Completion done) {
   std::vector<Event> events = Describe(batch, recorder_->Tick());
   store->Submit(std::move(batch), [this, events = std::move(events), done = std::move(done)](
-                                      std::vector<OpResult>&& results) mutable {
+                                      Results&& results) mutable {
     Complete(std::move(events), results);
     if (done) done(std::move(results));
   });
 }
 
-void HistoryRecorder::Client::Record(const Batch& batch, const std::vector<OpResult>& results,
-                                     uint64_t invoke) {
+void HistoryRecorder::Client::Record(const Batch& batch, const Results& results, uint64_t invoke) {
   Complete(Describe(batch, invoke), results);
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "kvcg/batch.h"
+#include "kvcg/results.h"
 #include "kvcg/store.h"
 #include "linearizability.h"
 
@@ -41,17 +42,19 @@ class HistoryRecorder {
    public:
     uint32_t id() const { return id_; }
 
-    // Store::Execute, recording every op of the batch.
-    std::vector<OpResult> Execute(Store* store, const Batch& batch);
+    // Store::Execute, recording every op of the batch. The store runs a copy
+    // of `batch`, so the caller may still read its ops against the results.
+    Results Execute(Store* store, const Batch& batch);
 
-    // Store::Submit, recording every op when the completion runs, then
-    // calling `done` (may be empty) with the results.
+    // Store::Submit, recording every op when the completion runs (the values
+    // are copied into the history there), then calling `done` (may be empty)
+    // with the results.
     void Submit(Store* store, Batch batch, Store::Completion done);
 
     // For stores reached some other way (e.g. through a server): take an
     // invocation tick, run the batch, then Record it with a response tick.
     uint64_t Invoke() { return recorder_->Tick(); }
-    void Record(const Batch& batch, const std::vector<OpResult>& results, uint64_t invoke);
+    void Record(const Batch& batch, const Results& results, uint64_t invoke);
 
    private:
     friend class HistoryRecorder;
@@ -59,7 +62,7 @@ class HistoryRecorder {
 
     // Event templates for `batch` (no results yet) under a fresh Submit number.
     std::vector<Event> Describe(const Batch& batch, uint64_t invoke);
-    void Complete(std::vector<Event>&& events, const std::vector<OpResult>& results);
+    void Complete(std::vector<Event>&& events, const Results& results);
 
     HistoryRecorder* const recorder_;
     const uint32_t id_;

@@ -75,37 +75,39 @@ class TestStore : public Store {
   StoreInfo Info() const override { return {}; }
 
  private:
-  std::vector<OpResult> Run(const Batch& batch) {
+  // Results as a real backend builds them: one ResultsBuilder per batch,
+  // each value copied into its arena before the op changes the map.
+  Results Run(const Batch& batch) {
     std::lock_guard<std::mutex> lock(mu_);
-    std::vector<OpResult> out(batch.size());
+    ResultsBuilder out;
+    out.Reset(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
       const std::string key(batch.key(i));
       auto it = map_.find(key);
-      OpResult& r = out[i];
-      r.code = it == map_.end() ? Code::kNotFound : Code::kOk;
-      if (it != map_.end()) r.value = it->second;
+      const bool found = it != map_.end();
+      if (found) out.SetValue(i, Code::kOk, it->second);
       switch (batch.type(i)) {
         case OpType::kGet:
           if (flaw_ == Flaw::kStaleReads) {
             auto s = snapshot_.find(key);
-            r.code = s == snapshot_.end() ? Code::kNotFound : Code::kOk;
-            r.value = s == snapshot_.end() ? "" : s->second;
+            if (s == snapshot_.end()) out.SetCode(i, Code::kNotFound);
+            else out.SetValue(i, Code::kOk, s->second);
           }
           break;
         case OpType::kPut: map_[key] = std::string(batch.value(i)); break;
         case OpType::kDelete:
-          if (it != map_.end()) map_.erase(it);
+          if (found) map_.erase(it);
           break;
         case OpType::kCompareAndSwap: {
-          const bool stores = r.found() ? !batch.expect_absent(i) && r.value == batch.expected(i)
-                                        : batch.expect_absent(i);
+          const bool stores = found ? !batch.expect_absent(i) && it->second == batch.expected(i)
+                                    : batch.expect_absent(i);
           if (stores) map_[key] = std::string(batch.value(i));
           break;
         }
       }
       if (batch.type(i) != OpType::kGet && ++writes_ % 16 == 0) snapshot_ = map_;
     }
-    return out;
+    return out.Finish();
   }
 
   void Work() {
@@ -236,7 +238,7 @@ std::vector<Event> Pipeline(Store* store, int puts) {
     } else {
       batch.Put("k", std::to_string(i));
     }
-    client->Submit(store, std::move(batch), [&](std::vector<OpResult>&&) {
+    client->Submit(store, std::move(batch), [&](Results&&) {
       std::lock_guard<std::mutex> lock(mu);
       ++done;
       cv.notify_all();
@@ -287,7 +289,7 @@ TEST(HistoryRecorderTest, ConcurrentClientsWithCompletionThreadPass) {
           cv.wait(lock, [&] { return in_flight < 4; });
           ++in_flight;
         }
-        client->Submit(&store, std::move(batch), [&](std::vector<OpResult>&&) {
+        client->Submit(&store, std::move(batch), [&](Results&&) {
           std::lock_guard<std::mutex> lock(mu);
           --in_flight;
           cv.notify_all();

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -71,7 +72,7 @@ std::string MakeValue(uint32_t key, uint64_t seq, size_t size) {
 }
 
 // Empty when `value` is a complete value written for `key`, else why not.
-std::string CheckValue(uint32_t key, const std::string& value) {
+std::string CheckValue(uint32_t key, std::string_view value) {
   if (value.size() < kHeader) return "value shorter than its header: " + std::to_string(value.size());
   uint32_t k, size;
   uint64_t seq;
@@ -129,7 +130,7 @@ TEST(CpuMemory, OverwriteLoopKeepsResidentMemoryFlat) {
             bytes += size;
           }
         }
-        std::vector<OpResult> r = store->Execute(batch);
+        Results r = store->Execute(batch);
         for (size_t i = 0; i < r.size(); ++i) {
           // PUT and DELETE return the previous value: check it like a read.
           if (!r[i].succeeded()) {
@@ -159,7 +160,7 @@ TEST(CpuMemory, OverwriteLoopKeepsResidentMemoryFlat) {
           keys.push_back(static_cast<uint32_t>(rng() % kKeys));
           batch.Get(KeyOf(keys.back()));
         }
-        std::vector<OpResult> r = store->Execute(batch);
+        Results r = store->Execute(batch);
         for (size_t i = 0; i < r.size(); ++i) {
           if (r[i].found()) {
             const std::string why = CheckValue(keys[i], r[i].value);

@@ -111,7 +111,9 @@ TEST(OperationGenerator, CoreWorkloadMixes) {
     EXPECT_NEAR(counts[OpKind::kUpdate] / double(n), spec.update, 0.01) << name;
     EXPECT_NEAR(counts[OpKind::kInsert] / double(n), spec.insert, 0.01) << name;
     EXPECT_NEAR(counts[OpKind::kReadModifyWrite] / double(n), spec.read_modify_write, 0.01) << name;
-    if (spec.insert > 0) EXPECT_EQ(counter.load(), spec.prefill + counts[OpKind::kInsert]);
+    if (spec.insert > 0) {
+      EXPECT_EQ(counter.load(), spec.prefill + counts[OpKind::kInsert]);
+    }
   }
   WorkloadSpec spec;
   EXPECT_FALSE(ApplyCoreWorkload("e", &spec));

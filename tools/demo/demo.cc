@@ -7,9 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -17,11 +17,9 @@
 
 namespace {
 
-std::string KeyOf(uint64_t i) {
-  std::string key(8, '\0');
-  std::memcpy(key.data(), &i, 8);
-  return key;
-}
+// The 8 bytes of `i` as a key or value (a view of the caller's variable; the
+// batch copies it).
+std::string_view Bytes(const uint64_t& i) { return {reinterpret_cast<const char*>(&i), sizeof(i)}; }
 
 }  // namespace
 
@@ -45,8 +43,8 @@ int main(int argc, char** argv) {
 
   std::printf("prefilling %llu keys...\n", static_cast<unsigned long long>(keys));
   for (uint64_t base = 0; base < keys; base += batch_ops) {
-    kvcg::Batch batch;
-    for (uint64_t i = base; i < std::min(keys, base + batch_ops); ++i) batch.Put(KeyOf(i), KeyOf(i));
+    kvcg::Batch batch = store->NewBatch();
+    for (uint64_t i = base; i < std::min(keys, base + batch_ops); ++i) batch.Put(Bytes(i), Bytes(i));
     store->Execute(std::move(batch));
   }
 
@@ -57,15 +55,23 @@ int main(int argc, char** argv) {
     workers.emplace_back([&, t] {
       std::mt19937_64 rng(t + 1);
       uint64_t ops = 0, miss = 0;
-      kvcg::Batch batch;
       while (!stop.load(std::memory_order_relaxed)) {
-        batch.Clear();
+        // A fresh batch in the store's memory each time: the store keeps the
+        // one it executes, and NewBatch() saves the copy into pinned memory
+        // on the GPU backend.
+        kvcg::Batch batch = store->NewBatch();
+        batch.Reserve(batch_ops, batch_ops * 8, batch_ops * 8);
         for (size_t i = 0; i < batch_ops; ++i) {
           const uint64_t k = rng() % keys;
-          if (rng() % 100 < 5) batch.Put(KeyOf(k), KeyOf(rng()));
-          else batch.Get(KeyOf(k));
+          if (rng() % 100 < 5) {
+            const uint64_t v = rng();
+            batch.Put(Bytes(k), Bytes(v));
+          } else {
+            batch.Get(Bytes(k));
+          }
         }
-        for (const kvcg::OpResult& r : store->Execute(batch)) miss += !r.found();
+        const kvcg::Results results = store->Execute(std::move(batch));
+        for (size_t i = 0; i < results.size(); ++i) miss += !results.found(i);
         ops += batch_ops;
       }
       done_ops += ops;

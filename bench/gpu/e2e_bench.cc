@@ -1,0 +1,381 @@
+// kvcg-bench-gpu e2e: the Store API end to end, as a user drives it
+// (issue 3 §5 (b)), on the GPU backend and — same run, same workload, same
+// threads — on the CPU backend.
+//
+// Per layout (fixed8: 8-byte keys and values; general: 16-byte keys, 64-byte
+// values) and backend:
+//   * prefill 2^keys_log2 keys through Store::Submit (big batches, several
+//     threads); every PUT must answer kNotFound and Size() must equal the key
+//     count afterwards;
+//   * per mix (95/5, 100/0, 50/50 GET/PUT, uniform keys): T submitter
+//     threads each build batches of --batch ops in Store::NewBatch() memory
+//     (page-locked on the GPU backend), Submit them asynchronously with up to
+//     --depth in flight, and consume every result: each code is read, and
+//     each found value's bytes are checked against the key's value and
+//     xor'ed into a checksum — in the completion (default), or, with
+//     --consume submitter, on the submitting thread (the completion moves the
+//     Results there). Every op must answer kOk (every key exists and PUTs
+//     rewrite the key's own value), else the run fails. Throughput is the
+//     ops completed during --seconds after --warmup seconds, batch building
+//     and consuming included.
+// Next to it, the PCIe bound: pinned H2D and D2H bandwidth measured in the
+// same run, divided by the bytes one op moves in the pipeline's batch format
+// (BytesPerOp below).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "bench_util.h"
+#include "store/gpu/arb_kernels.h"
+
+namespace kvcg::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace g = kvcg::store::gpu;
+
+constexpr uint32_t kPrefillBatch = 1u << 19;  // ops per prefill batch (one ARB each)
+const Mix kE2eMixes[] = {{"get95_put5", 50}, {"get100", 0}, {"get50_put50", 500}};
+
+// Pinned-memory copy bandwidth in GB/s (1e9 bytes), one direction.
+double MeasurePcie(bool h2d) {
+  const size_t bytes = 256ull << 20;
+  void *h, *d;
+  KVCG_CK(cudaHostAlloc(&h, bytes, cudaHostAllocDefault));
+  KVCG_CK(cudaMalloc(&d, bytes));
+  std::memset(h, 1, bytes);
+  cudaStream_t s;
+  KVCG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  KVCG_CK(cudaEventCreate(&e0));
+  KVCG_CK(cudaEventCreate(&e1));
+  auto copy = [&] {
+    KVCG_CK(h2d ? cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s)
+                : cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, s));
+  };
+  copy();
+  KVCG_CK(cudaEventRecord(e0, s));
+  for (int i = 0; i < 8; ++i) copy();
+  KVCG_CK(cudaEventRecord(e1, s));
+  KVCG_CK(cudaEventSynchronize(e1));
+  float ms;
+  KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
+  KVCG_CK(cudaEventDestroy(e0));
+  KVCG_CK(cudaEventDestroy(e1));
+  KVCG_CK(cudaStreamDestroy(s));
+  KVCG_CK(cudaFreeHost(h));
+  KVCG_CK(cudaFree(d));
+  return 8.0 * bytes / (ms / 1e3) / 1e9;
+}
+
+// Bytes one op moves over PCIe in the GPU pipeline's format (pipeline.cc:
+// LayoutOf gives each batch's input block, Issue the aux and output regions),
+// for a GET/PUT mix with PUT fraction p. Per-batch and per-ARB items (64-byte
+// column padding, the segment table, the output header) are left out.
+//   in, every op: key descriptor (u64 offset | length) 8, value length 4,
+//       type 1, key bytes (8-byte padded) 8 or 16;
+//     fixed8: + value offset 8 (the column is sent whole) + value bytes 8 per PUT;
+//     general: + per PUT its put-list entry (PutEntry) and write-op index 4.
+//       Values never cross: the host copies a PUT's value into the pinned
+//       value heap and the device stores a pointer to it.
+//   out, every op: code 1; fixed8: + the value 8; general: + a ValueRef 16
+//       (a view into the value heap, read in place) + per write op a WriteOut.
+struct PcieBytes {
+  double in, out;
+};
+PcieBytes BytesPerOp(Shape shape, double p) {
+  PcieBytes b{8.0 + 4 + 1 + double(shape.key_bytes()), 1.0};
+  if (!shape.general) {
+    b.in += 8 + 8 * p;
+    b.out += 8;
+  } else {
+    b.in += p * double(sizeof(g::PutEntry) + 4);
+    b.out += double(sizeof(ValueRef)) + p * double(sizeof(g::WriteOut));
+  }
+  return b;
+}
+
+// One submitted batch of a thread: the key index of each op (the check
+// needs it) and the code each op must answer.
+struct Slot {
+  std::vector<uint64_t> idx;
+  Code want = Code::kOk;
+  Results results;  // --consume submitter: waiting for the thread
+};
+
+// State shared by the submitter threads of one cell.
+struct Shared {
+  Store* store = nullptr;
+  Shape shape{};
+  int depth = 2;
+  uint32_t batch = 0;
+  bool consume_in_completion = true;
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> ops{0}, bad{0}, checksum{0};
+};
+
+void Consume(Shared& sh, const Slot& s, const Results& r) {
+  uint64_t sum = 0, bad = 0;
+  if (r.size() != s.idx.size()) {
+    bad = s.idx.size() + 1;
+  } else {
+    for (size_t j = 0; j < r.size(); ++j) {
+      bad += !CheckResult(r, j, s.want, s.idx[j], sh.shape, &sum);
+    }
+  }
+  sh.checksum.fetch_xor(sum, std::memory_order_relaxed);
+  if (bad != 0) sh.bad.fetch_add(bad);
+  sh.ops.fetch_add(r.size(), std::memory_order_relaxed);
+}
+
+// One submitter thread: fill(batch, slot) builds the next batch (false: no
+// more work), up to sh.depth batches are in flight, every result is consumed.
+// Returns when its work is done or sh.stop is set, and nothing is in flight.
+template <typename Fill>
+void SubmitterLoop(Shared& sh, Fill fill) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Slot> slots(size_t(sh.depth));
+  std::vector<Slot*> free_slots, ready, todo;  // free_slots, ready: under mu
+  for (Slot& s : slots) {
+    s.idx.reserve(sh.batch);
+    free_slots.push_back(&s);
+  }
+  bool more = true;
+  while (true) {
+    Slot* s = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] {
+        return !ready.empty() || (more && !free_slots.empty()) ||
+               free_slots.size() == slots.size();
+      });
+      todo.swap(ready);
+      if (todo.empty()) {
+        if (!more) break;  // and nothing in flight
+        s = free_slots.back();
+        free_slots.pop_back();
+      }
+    }
+    if (!todo.empty()) {  // --consume submitter
+      for (Slot* t : todo) {
+        Consume(sh, *t, t->results);
+        t->results.Release();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      for (Slot* t : todo) free_slots.push_back(t);
+      todo.clear();
+      continue;
+    }
+    Batch b = sh.store->NewBatch();
+    s->idx.clear();
+    if (sh.stop.load(std::memory_order_relaxed) || !fill(b, *s)) {
+      more = false;
+      std::lock_guard<std::mutex> lock(mu);
+      free_slots.push_back(s);
+      continue;
+    }
+    sh.store->Submit(std::move(b), [&sh, &mu, &cv, &free_slots, &ready, s](Results&& r) {
+      if (sh.consume_in_completion) {
+        Consume(sh, *s, r);
+        r.Release();
+        std::lock_guard<std::mutex> lock(mu);
+        free_slots.push_back(s);
+        cv.notify_one();
+      } else {
+        s->results = std::move(r);
+        std::lock_guard<std::mutex> lock(mu);
+        ready.push_back(s);
+        cv.notify_one();
+      }
+    });
+  }
+}
+
+struct Cell {
+  double ops_per_s = 0;
+  uint64_t ops = 0;  // all completed, warm-up included
+  uint64_t checksum = 0;
+};
+
+Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& args) {
+  Shared sh;
+  sh.store = store;
+  sh.shape = shape;
+  sh.depth = args.depth;
+  sh.batch = uint32_t(args.batch);
+  sh.consume_in_completion = args.consume_in_completion;
+  const uint64_t mask = (1ull << log2) - 1;
+  const uint32_t B = sh.batch;
+  std::vector<std::thread> th;
+  for (int t = 0; t < args.threads; ++t) {
+    th.emplace_back([&, t] {
+      Rng rng{uint64_t(t) * 7919 + mix.put_per_mille + 1};
+      SubmitterLoop(sh, [&](Batch& b, Slot& s) {
+        b.Reserve(B, B * shape.key_bytes(), B * shape.value_bytes());
+        s.want = Code::kOk;
+        for (uint32_t i = 0; i < B; ++i) {
+          const uint64_t k = rng.Next() & mask;
+          AppendOp(b, shape, rng.Chance(mix.put_per_mille), k);
+          s.idx.push_back(k);
+        }
+        return true;
+      });
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(args.warmup));
+  const uint64_t ops0 = sh.ops.load();
+  const auto t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(args.seconds));
+  const uint64_t ops1 = sh.ops.load();
+  const auto t1 = Clock::now();
+  sh.stop = true;
+  for (auto& x : th) x.join();
+  if (sh.bad.load() != 0) {
+    Fail("e2e %s %s %s: %llu results with a wrong code or value",
+         BackendName(store->Info().backend),
+         shape.name(), mix.name, (unsigned long long)sh.bad.load());
+  }
+  Cell c;
+  c.ops_per_s = double(ops1 - ops0) / std::chrono::duration<double>(t1 - t0).count();
+  c.ops = sh.ops.load();
+  c.checksum = sh.checksum.load();
+  return c;
+}
+
+}  // namespace
+
+double Prefill(Store* store, Shape shape, uint64_t keys, int threads) {
+  Shared sh;
+  sh.store = store;
+  sh.shape = shape;
+  sh.depth = 2;
+  sh.batch = uint32_t(std::min<uint64_t>(kPrefillBatch, keys));
+  std::atomic<uint64_t> next_chunk{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> th;
+  for (int t = 0; t < threads; ++t) {
+    th.emplace_back([&] {
+      SubmitterLoop(sh, [&](Batch& b, Slot& s) {
+        const uint64_t first = next_chunk.fetch_add(1) * sh.batch;
+        if (first >= keys) return false;
+        const uint64_t end = std::min<uint64_t>(keys, first + sh.batch);
+        b.Reserve(end - first, (end - first) * shape.key_bytes(),
+                  (end - first) * shape.value_bytes());
+        s.want = Code::kNotFound;  // every key is new
+        for (uint64_t k = first; k < end; ++k) {
+          AppendOp(b, shape, true, k);
+          s.idx.push_back(k);
+        }
+        return true;
+      });
+    });
+  }
+  for (auto& x : th) x.join();
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (sh.bad.load() != 0 || sh.ops.load() != keys || store->Size() != keys) {
+    Fail("prefill %s %s: %llu bad results, %llu ops, Size() %llu, want %llu keys",
+         BackendName(store->Info().backend), shape.name(), (unsigned long long)sh.bad.load(),
+         (unsigned long long)sh.ops.load(), (unsigned long long)store->Size(),
+         (unsigned long long)keys);
+  }
+  return secs;
+}
+
+int RunE2e(const Args& args) {
+  const int log2 = args.keys_log2 < 0 ? 24 : args.keys_log2;
+  const uint64_t keys = 1ull << log2;
+  std::vector<Shape> shapes;
+  if (args.layout != "general") shapes.push_back(Shape{false});
+  if (args.layout != "fixed8") shapes.push_back(Shape{true});
+  const double h2d = MeasurePcie(true), d2h = MeasurePcie(false);
+  std::fprintf(stderr, "e2e: pinned PCIe H2D %.1f GB/s, D2H %.1f GB/s\n", h2d, d2h);
+
+  struct Row {
+    const Mix* mix;
+    Cell gpu, cpu;
+  };
+  struct LayoutRun {
+    Shape shape;
+    std::string store[2];  // gpu, cpu: StoreInfo::detail
+    double prefill_s[2] = {0, 0};
+    std::vector<Row> rows;
+  };
+  std::vector<LayoutRun> runs;
+  const Backend backends[2] = {Backend::kGpu, Backend::kCpu};
+  for (const Shape shape : shapes) {
+    LayoutRun run;
+    run.shape = shape;
+    for (const Mix& mix : kE2eMixes) run.rows.push_back(Row{&mix, {}, {}});
+    for (int be = 0; be < (args.cpu ? 2 : 1); ++be) {
+      Config c;
+      c.backend = backends[be];
+      c.layout = shape.general ? Layout::kGeneral : Layout::kFixed8;
+      c.expected_keys = keys;
+      auto store = OpenStore(c);
+      run.store[be] = store->Info().detail;
+      run.prefill_s[be] = Prefill(store.get(), shape, keys, args.threads);
+      std::fprintf(stderr, "e2e %s %s: prefilled %llu keys in %.2f s\n", BackendName(c.backend),
+                   shape.name(), (unsigned long long)keys, run.prefill_s[be]);
+      for (Row& row : run.rows) {
+        Cell cell = RunMix(store.get(), shape, log2, *row.mix, args);
+        std::fprintf(stderr, "e2e %s %s %-12s %8.2f M ops/s (value checksum %016llx)\n",
+                     BackendName(c.backend), shape.name(), row.mix->name, cell.ops_per_s / 1e6,
+                     (unsigned long long)cell.checksum);
+        (be == 0 ? row.gpu : row.cpu) = cell;
+      }
+    }
+    runs.push_back(std::move(run));
+  }
+
+  PrintHeader("e2e");
+  std::printf("  \"api\": \"Store::NewBatch + Store::Submit, async, results consumed %s\",\n",
+              args.consume_in_completion ? "in the completion" : "on the submitting thread");
+  std::printf("  \"keys\": %llu, \"submit_threads\": %d, \"in_flight_per_thread\": %d, "
+              "\"ops_per_submit\": %d, \"seconds\": %.1f, \"warmup_s\": %.1f,\n",
+              (unsigned long long)keys, args.threads, args.depth, args.batch, args.seconds,
+              args.warmup);
+  std::printf("  \"pcie_h2d_gbs\": %.1f, \"pcie_d2h_gbs\": %.1f,\n", h2d, d2h);
+  std::printf("  \"pcie_bytes_per_op\": \"in: 8 key descriptor + 4 value length + 1 type + key "
+              "bytes; fixed8 + 8 value offset + 8 value bytes per PUT; general + %zu per PUT "
+              "(PutEntry + write-op index), values stay in host memory. out: 1 code; fixed8 + 8 "
+              "value; general + %zu ValueRef + %zu per PUT (WriteOut). bound = min(H2D / in, "
+              "D2H / out)\",\n",
+              sizeof(g::PutEntry) + 4, sizeof(ValueRef), sizeof(g::WriteOut));
+  std::printf("  \"layouts\": [\n");
+  for (size_t l = 0; l < runs.size(); ++l) {
+    const LayoutRun& run = runs[l];
+    std::printf("    {\"layout\": \"%s\", \"key_bytes\": %zu, \"value_bytes\": %zu,\n",
+                run.shape.name(), run.shape.key_bytes(), run.shape.value_bytes());
+    std::printf("     \"gpu_store\": %s, \"cpu_store\": %s,\n", Quote(run.store[0]).c_str(),
+                Quote(run.store[1]).c_str());
+    std::printf("     \"gpu_prefill_mops\": %.2f, \"cpu_prefill_mops\": %.2f,\n",
+                keys / run.prefill_s[0] / 1e6,
+                run.prefill_s[1] > 0 ? keys / run.prefill_s[1] / 1e6 : 0.0);
+    std::printf("     \"mixes\": [\n");
+    for (size_t m = 0; m < run.rows.size(); ++m) {
+      const Row& r = run.rows[m];
+      const PcieBytes b = BytesPerOp(run.shape, r.mix->put_per_mille / 1000.0);
+      const double bound = std::min(h2d * 1e9 / b.in, d2h * 1e9 / b.out);
+      std::printf("      {\"mix\": \"%s\", \"gpu_ops_per_s\": %.0f, \"cpu_ops_per_s\": %.0f, "
+                  "\"gpu_over_cpu\": %.3f, \"pcie_in_bytes_per_op\": %.2f, "
+                  "\"pcie_out_bytes_per_op\": %.2f, \"bound_pcie_ops_per_s\": %.0f, "
+                  "\"gpu_ops\": %llu, \"cpu_ops\": %llu}%s\n",
+                  r.mix->name, r.gpu.ops_per_s, r.cpu.ops_per_s,
+                  r.cpu.ops_per_s > 0 ? r.gpu.ops_per_s / r.cpu.ops_per_s : 0.0, b.in, b.out,
+                  bound, (unsigned long long)r.gpu.ops, (unsigned long long)r.cpu.ops, m + 1 < run.rows.size() ? "," : "");
+    }
+    std::printf("     ]}%s\n", l + 1 < runs.size() ? "," : "");
+  }
+  std::printf("  ]\n}\n");
+  return 0;
+}
+
+}  // namespace kvcg::bench

@@ -1,0 +1,261 @@
+// kvcg-bench-gpu kernel: the L-Slab kernel alone on device-resident batches
+// (issue 3 §5 (a)).
+//
+// A fixed8 GPU store is opened for its table; the benchmark then bypasses
+// the pipeline and launches the L-Slab kernel itself on batches generated in
+// device memory (bench_kernels.cu), so nothing but the kernel is measured:
+//   * prefill: keys BenchKey(0 .. 2^keys_log2) by sequential PUT batches,
+//     each reserving its slabs from the store's pool as the pipeline does;
+//     every PUT must answer "not found, stored", and Size() must then equal
+//     the key count;
+//   * bounds: random 8-byte reads and random 256-byte slab-half reads (what
+//     one probe costs) over the table's own bucket array;
+//   * mixes 100/0, 95/5, 50/50, 0/100 GET/PUT on batches of max_batch_ops
+//     ops, under each kernel variant. The keys of one batch are distinct
+//     (a permutation of a window of the key space, bench_kernels.h), so every
+//     op's ctl has group 0 / need 0: the same-key numbering the pipeline does
+//     on the GPU (ArbPrepare) is not needed and not measured. Each timed launch
+//     has its own pre-zeroed header (cursor, slab allowance), so the timed
+//     region (CUDA events) holds kernel launches only. Every key exists, so a
+//     GET must answer found and a PUT "found, stored" without taking a slab
+//     (allowance 0): any other code fails the run.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "bench_kernels.h"
+#include "bench_util.h"
+#include "store/gpu/gpu_store.h"
+#include "store/gpu/lslab_kernel.h"
+
+namespace kvcg::bench {
+namespace {
+
+namespace g = kvcg::store::gpu;
+using Clock = std::chrono::steady_clock;
+
+// Header words of one launch: [0] cursor, [1] slab allowance, [2..3] unused.
+constexpr size_t kHdrWords = 4;
+
+// One device-resident batch: the L-Slab input and result columns.
+struct DeviceArb {
+  uint32_t cap = 0;
+  uint64_t *hash = nullptr, *key = nullptr, *ctl = nullptr, *value = nullptr;
+  uint8_t* code = nullptr;
+  uint64_t *rvalue = nullptr, *rrec = nullptr;
+  uint32_t* rlen = nullptr;
+  uint32_t* done = nullptr;  // per-group counters: unused (every op is group 0), but valid
+
+  void Alloc(uint32_t n) {
+    cap = n;
+    KVCG_CK(cudaMalloc(&hash, n * 8ull));
+    KVCG_CK(cudaMalloc(&key, n * 8ull));
+    KVCG_CK(cudaMalloc(&ctl, n * 8ull));
+    KVCG_CK(cudaMalloc(&value, n * 8ull));
+    KVCG_CK(cudaMalloc(&code, n));
+    KVCG_CK(cudaMalloc(&rvalue, n * 8ull));
+    KVCG_CK(cudaMalloc(&rrec, n * 8ull));
+    KVCG_CK(cudaMalloc(&rlen, n * 4ull));
+    KVCG_CK(cudaMalloc(&done, 64));
+    KVCG_CK(cudaMemset(done, 0, 64));
+  }
+  void Free() {
+    for (void* p : {(void*)hash, (void*)key, (void*)ctl, (void*)value, (void*)code,
+                    (void*)rvalue, (void*)rrec, (void*)rlen, (void*)done}) {
+      KVCG_CK(cudaFree(p));
+    }
+  }
+  // The view of the first n ops, with launch header `hdr` (kHdrWords words).
+  g::ArbView View(uint32_t n, uint32_t* hdr) const {
+    g::ArbView a{};
+    a.n = n;
+    a.cursor = hdr;
+    a.slab_allowance = reinterpret_cast<int*>(hdr + 1);
+    a.hash = hash;
+    a.key = key;
+    a.ctl = ctl;
+    a.value = value;
+    a.expected = nullptr;  // no CAS
+    a.rec = nullptr;       // general only
+    a.vlen = nullptr;      // general only
+    a.done = done;
+    a.arena = nullptr;     // general only
+    a.skip = nullptr;      // every op is well-formed
+    a.res_code = code;
+    a.res_value = rvalue;
+    a.res_len = rlen;
+    a.res_rec = rrec;
+    return a;
+  }
+};
+
+// Copies `n` result codes (and the ctl words, for each op's type) back and
+// checks each op's code: get_code for a GET, put_code for a PUT. Exits 1 on
+// the first mismatch.
+void CheckCodes(const DeviceArb& arb, uint32_t n, const char* what, uint8_t get_code,
+                uint8_t put_code) {
+  std::vector<uint8_t> codes(n);
+  std::vector<uint64_t> ctl(n);
+  KVCG_CK(cudaMemcpy(codes.data(), arb.code, n, cudaMemcpyDeviceToHost));
+  KVCG_CK(cudaMemcpy(ctl.data(), arb.ctl, n * 8ull, cudaMemcpyDeviceToHost));
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool put = (ctl[i] & 3) == g::kOpPut;
+    const uint8_t want = put ? put_code : get_code;
+    if (codes[i] != want) {
+      Fail("kernel %s: op %u (%s) answered code 0x%02x, expected 0x%02x", what, i,
+           put ? "PUT" : "GET", codes[i], want);
+    }
+  }
+}
+
+}  // namespace
+
+int RunKernel(const Args& args) {
+  const int log2 = args.keys_log2 < 0 ? 27 : args.keys_log2;
+  const uint64_t keys = 1ull << log2;
+  Config c;
+  c.backend = Backend::kGpu;
+  c.layout = Layout::kFixed8;
+  c.expected_keys = keys;
+  auto store = OpenStore(c);
+  auto* gs = dynamic_cast<g::GpuStore*>(store.get());
+  if (gs == nullptr) Fail("kernel: the store is not a GpuStore");
+  const g::TableView table = gs->table();
+  // A batch as large as the pipeline's ARBs; at most the key space, so that
+  // its keys can be distinct.
+  const uint32_t batch = uint32_t(std::min<uint64_t>(gs->max_batch_ops(), keys));
+  cudaStream_t s;
+  KVCG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  KVCG_CK(cudaEventCreate(&e0));
+  KVCG_CK(cudaEventCreate(&e1));
+
+  constexpr int kBatches = 4, kReps = 24;
+  uint32_t* hdrs;  // kBatches warm-up headers, then kReps timed ones
+  KVCG_CK(cudaMalloc(&hdrs, (kBatches + kReps) * kHdrWords * 4));
+
+  // Prefill: sequential PUTs of new keys, each batch with its own slabs.
+  const uint32_t fill = uint32_t(std::min<uint64_t>(1u << 22, keys));
+  DeviceArb arb;
+  arb.Alloc(std::max(fill, batch));
+  double fill_s = 0;  // the launches, not the checks
+  for (uint64_t first = 0; first < keys; first += fill) {
+    const auto t0 = Clock::now();
+    const uint32_t n = uint32_t(std::min<uint64_t>(fill, keys - first));
+    if (!gs->pool().Reserve(n)) Fail("kernel prefill: the slab pool cannot grow");
+    KVCG_CK(GenerateArb(n, first, log2, 1000, 1, true, arb.hash, arb.key, arb.ctl, arb.value, s));
+    const int allowance = int(n);
+    KVCG_CK(cudaMemsetAsync(hdrs, 0, kHdrWords * 4, s));
+    KVCG_CK(cudaMemcpyAsync(hdrs + 1, &allowance, 4, cudaMemcpyHostToDevice, s));
+    KVCG_CK(g::LaunchLSlab(false, table, arb.View(n, hdrs), 0, s));
+    int left = 0;
+    KVCG_CK(cudaMemcpyAsync(&left, hdrs + 1, 4, cudaMemcpyDeviceToHost, s));
+    KVCG_CK(cudaStreamSynchronize(s));
+    if (left < 0 || left > allowance) Fail("kernel prefill: allowance left %d of %d", left, allowance);
+    gs->pool().Release(n, uint64_t(allowance - left));
+    fill_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    // Only PUTs of new keys here (0xff: no GET may appear).
+    CheckCodes(arb, n, "prefill", 0xff, g::kResNotFound | g::kResStored);
+  }
+  if (store->Size() != keys) {
+    Fail("kernel prefill: Size() %llu after %llu distinct PUTs", (unsigned long long)store->Size(),
+         (unsigned long long)keys);
+  }
+  arb.Free();
+  std::fprintf(stderr, "kernel: prefilled %llu keys in %.2f s\n", (unsigned long long)keys, fill_s);
+
+  // Random-read bounds on the bucket array (the table's own memory).
+  uint64_t* sink;
+  KVCG_CK(cudaMalloc(&sink, 8));
+  const uint64_t buckets = uint64_t(1) << table.bucket_bits;
+  const uint64_t words = buckets * g::kSlabWords;
+  const uint64_t threads = 132ull * 2048 * 4;
+  const int per = 64;
+  auto time_it = [&](auto&& launch) {
+    launch();
+    KVCG_CK(cudaStreamSynchronize(s));
+    KVCG_CK(cudaEventRecord(e0, s));
+    for (int r = 0; r < 5; ++r) launch();
+    KVCG_CK(cudaEventRecord(e1, s));
+    KVCG_CK(cudaEventSynchronize(e1));
+    float ms;
+    KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms / 1e3 / 5;
+  };
+  const double read8_s =
+      time_it([&] { KVCG_CK(LaunchRandomRead8(table.buckets, words, threads, per, 7, sink, s)); });
+  const double read8_gps = threads * per / read8_s / 1e9;
+  const uint64_t warps = threads / 32 * 4;
+  const double slab_s =
+      time_it([&] { KVCG_CK(LaunchRandomSlab256(table.buckets, buckets, warps, per, 9, sink, s)); });
+  const double slab_gps = warps * per / slab_s / 1e9;
+  KVCG_CK(cudaFree(sink));
+
+  PrintHeader("kernel");
+  std::printf("  \"layout\": \"fixed8\", \"keys\": %llu, \"buckets\": %llu, \"batch_ops\": %u,\n",
+              (unsigned long long)keys, (unsigned long long)buckets, batch);
+  std::printf("  \"key_order\": \"keys distinct within a batch (ctl group 0, no same-key "
+              "numbering; timed: L-Slab launches only)\",\n");
+  std::printf("  \"prefill_s\": %.3f, \"prefill_mops\": %.1f,\n", fill_s, keys / fill_s / 1e6);
+  std::printf("  \"bound_random_read8_gps\": %.2f, \"bound_random_slab256_gps\": %.2f,\n",
+              read8_gps, slab_gps);
+  std::printf("  \"mixes\": [\n");
+
+  const Mix kMixes[] = {{"get100", 0}, {"get95_put5", 50}, {"get50_put50", 500}, {"put100", 1000}};
+  const int kVariants[][2] = {{1, 32}, {4, 32}, {4, 16}, {4, 8}, {1, 8}};
+  const int default_blocks = g::LSlabMinBlocks(), default_tile = g::LSlabTile();
+  bool first_row = true;
+  for (const Mix& mix : kMixes) {
+    std::vector<DeviceArb> arbs(kBatches);
+    for (int b = 0; b < kBatches; ++b) {
+      arbs[b].Alloc(batch);
+      // Batch b covers the window [b * batch, (b + 1) * batch) of the key
+      // space (mod 2^keys_log2), permuted: distinct keys inside it.
+      KVCG_CK(GenerateArb(batch, uint64_t(b) * batch, log2, mix.put_per_mille, 100 + b, false,
+                          arbs[b].hash, arbs[b].key, arbs[b].ctl, arbs[b].value, s));
+    }
+    for (const auto& v : kVariants) {
+      const int variant = v[0], tile = v[1];
+      g::SetLSlabVariant(variant, tile);
+      // Fresh headers: cursor 0, allowance 0 (existing keys only: no slab).
+      KVCG_CK(cudaMemsetAsync(hdrs, 0, (kBatches + kReps) * kHdrWords * 4, s));
+      for (int b = 0; b < kBatches; ++b) {
+        KVCG_CK(g::LaunchLSlab(false, table, arbs[b].View(batch, hdrs + b * kHdrWords), 0, s));
+      }
+      KVCG_CK(cudaStreamSynchronize(s));
+      KVCG_CK(cudaEventRecord(e0, s));
+      for (int r = 0; r < kReps; ++r) {
+        uint32_t* hdr = hdrs + (kBatches + r) * kHdrWords;
+        KVCG_CK(g::LaunchLSlab(false, table, arbs[r % kBatches].View(batch, hdr), 0, s));
+      }
+      KVCG_CK(cudaEventRecord(e1, s));
+      KVCG_CK(cudaEventSynchronize(e1));
+      float ms;
+      KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
+      const double gops = double(batch) * kReps / (ms / 1e3) / 1e9;
+      // Every key exists: GET found (0), PUT found and stored (0x80).
+      for (int b = 0; b < kBatches; ++b) {
+        CheckCodes(arbs[b], batch, mix.name, g::kResOk, g::kResOk | g::kResStored);
+      }
+      std::fprintf(stderr, "kernel %-12s min_blocks %d tile %2d: %.3f G ops/s\n", mix.name,
+                   variant, tile, gops);
+      std::printf("%s    {\"mix\": \"%s\", \"min_blocks_per_sm\": %d, \"tile\": %d, "
+                  "\"gops\": %.3f, \"ms_per_batch\": %.4f, \"found_fraction\": 1.0}",
+                  first_row ? "" : ",\n", mix.name, variant, tile, gops, ms / kReps);
+      first_row = false;
+    }
+    g::SetLSlabVariant(default_blocks, default_tile);  // back to the store's default
+    for (auto& a : arbs) a.Free();
+  }
+  std::printf("\n  ]\n}\n");
+  KVCG_CK(cudaFree(hdrs));
+  KVCG_CK(cudaEventDestroy(e0));
+  KVCG_CK(cudaEventDestroy(e1));
+  KVCG_CK(cudaStreamDestroy(s));
+  return 0;
+}
+
+}  // namespace kvcg::bench

@@ -1,0 +1,114 @@
+// kvcg-bench-gpu latency: the round trip of one small batch at low load
+// (issue 3 §5 (c); target p99 <= 30 us on the GPU).
+//
+// One thread, per layout and backend (GPU, then CPU in the same run): the
+// store is prefilled (2^keys_log2 keys, default 2^22, through Submit), then
+// each sample builds a 512-op 95/5 GET/PUT batch in Store::NewBatch() memory
+// (not timed), times Store::Execute (Submit and the wait for its completion),
+// checks every result (code kOk, value = the key's value; any other fails
+// the run), releases it, and sleeps 50 us so that batches never queue behind
+// each other. The first 500 samples are warm-up and not recorded.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "bench_util.h"
+
+namespace kvcg::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kOps = 512;
+constexpr uint32_t kPutPerMille = 50;
+constexpr int kWarmup = 500;
+constexpr int kGapUs = 50;
+constexpr double kTargetP99Us = 30;
+
+struct Row {
+  Backend backend;
+  Shape shape;
+  std::string store;
+  std::vector<double> us;  // sorted
+};
+
+Row Measure(Backend backend, Shape shape, int log2, const Args& args) {
+  const uint64_t keys = 1ull << log2;
+  Config c;
+  c.backend = backend;
+  c.layout = shape.general ? Layout::kGeneral : Layout::kFixed8;
+  c.expected_keys = keys;
+  auto store = OpenStore(c);
+  Prefill(store.get(), shape, keys, args.threads);
+  Row row{backend, shape, store->Info().detail, {}};
+  row.us.reserve(size_t(args.iterations));
+  Rng rng{5};
+  std::vector<uint64_t> idx(kOps);
+  uint64_t sum = 0;
+  for (int it = 0; it < args.iterations + kWarmup; ++it) {
+    Batch b = store->NewBatch();
+    b.Reserve(kOps, kOps * shape.key_bytes(), kOps * shape.value_bytes());
+    for (uint32_t i = 0; i < kOps; ++i) {
+      idx[i] = rng.Next() & (keys - 1);
+      AppendOp(b, shape, rng.Chance(kPutPerMille), idx[i]);
+    }
+    const auto t0 = Clock::now();
+    Results r = store->Execute(std::move(b));
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    if (r.size() != kOps) Fail("latency: %zu results for %u ops", r.size(), kOps);
+    for (uint32_t i = 0; i < kOps; ++i) {
+      if (!CheckResult(r, i, Code::kOk, idx[i], shape, &sum)) {
+        Fail("latency %s %s: op %u answered %s with a %zu-byte value, expected kOk and key %llu's "
+             "value",
+             BackendName(backend), shape.name(), i, CodeName(r.code(i)), r.value(i).size(),
+             (unsigned long long)idx[i]);
+      }
+    }
+    r.Release();
+    if (it >= kWarmup) row.us.push_back(us);
+    std::this_thread::sleep_for(std::chrono::microseconds(kGapUs));
+  }
+  std::sort(row.us.begin(), row.us.end());
+  std::fprintf(stderr,
+               "latency %s %s 512-op batch: p50 %.1f us, p99 %.1f us, p999 %.1f us, max %.1f us "
+               "(value checksum %016llx)\n",
+               BackendName(backend), shape.name(), Quantile(row.us, 0.5), Quantile(row.us, 0.99),
+               Quantile(row.us, 0.999), row.us.back(), (unsigned long long)sum);
+  return row;
+}
+
+}  // namespace
+
+int RunLatency(const Args& args) {
+  const int log2 = args.keys_log2 < 0 ? 22 : args.keys_log2;
+  if (args.iterations < 1) Fail("latency: --iterations must be positive");
+  std::vector<Row> rows;
+  for (const bool general : {false, true}) {
+    if (args.layout == (general ? "fixed8" : "general")) continue;
+    rows.push_back(Measure(Backend::kGpu, Shape{general}, log2, args));
+    if (args.cpu) rows.push_back(Measure(Backend::kCpu, Shape{general}, log2, args));
+  }
+  PrintHeader("latency");
+  std::printf("  \"keys\": %llu, \"batch_ops\": %u, \"mix\": \"get95_put5\", \"threads\": 1, "
+              "\"gap_us\": %d, \"timed\": \"Store::Execute (Submit + wait for the completion)\", "
+              "\"target_p99_us\": %.0f,\n",
+              (unsigned long long)(1ull << log2), kOps, kGapUs, kTargetP99Us);
+  std::printf("  \"results\": [\n");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const double mean = std::accumulate(r.us.begin(), r.us.end(), 0.0) / double(r.us.size());
+    std::printf("    {\"backend\": \"%s\", \"layout\": \"%s\", \"samples\": %zu, "
+                "\"p50_us\": %.2f, \"p99_us\": %.2f, \"p999_us\": %.2f, \"max_us\": %.2f, "
+                "\"mean_us\": %.2f, \"store\": %s}%s\n",
+                BackendName(r.backend), r.shape.name(), r.us.size(), Quantile(r.us, 0.5),
+                Quantile(r.us, 0.99), Quantile(r.us, 0.999), r.us.back(), mean,
+                Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
+  }
+  std::printf("  ]\n}\n");
+  return 0;
+}
+
+}  // namespace kvcg::bench
