@@ -13,8 +13,7 @@ namespace kvcg::store::gpu {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kItems = kSmallArbOps / kThreads;
-static_assert(kItems * kThreads == int(kSmallArbOps));
+static_assert(8 * kThreads == int(kSmallArbOps));
 
 // kvcg::Code values (kvcg/status.h), as bytes.
 constexpr uint8_t kCodeOk = 0, kCodeNotFound = 1, kCodeInvalid = 2, kCodeKeyTooLarge = 3,
@@ -151,7 +150,9 @@ __device__ void WriteCtl(const ArbDev& a, uint32_t op, uint32_t p, uint32_t s, i
   a.ctl[op] = MakeCtl(type & 3, (type & 4) != 0, group, need);
 }
 
-// --- Small ARBs: everything in one block.
+// --- Small ARBs: everything in one block. kItems per thread is the
+// smallest that holds n (sorting padding costs as much as sorting ops).
+template <int kItems>
 __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
   using Sort = cub::BlockRadixSort<uint64_t, kThreads, kItems, uint32_t>;
   using Scan = cub::BlockScan<int, kThreads>;
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
     typename Sort::TempStorage sort;
     typename Scan::TempStorage scan;
   } temp;
-  __shared__ uint64_t sh_hash[kSmallArbOps];
+  __shared__ uint64_t sh_hash[kThreads * kItems];
   const uint32_t tid = threadIdx.x;
   for (uint32_t i = tid; i < a.n; i += kThreads) NormalizeOp(a, i);
   if (tid == 0) InitHeader(a);
@@ -290,7 +291,15 @@ cudaError_t ArbTempBytes(uint32_t n, size_t* bytes) {
 
 cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream) {
   if (a.n <= kSmallArbOps) {
-    SmallPrepareKernel<<<1, kThreads, 0, stream>>>(a);
+    if (a.n <= kThreads) {
+      SmallPrepareKernel<1><<<1, kThreads, 0, stream>>>(a);
+    } else if (a.n <= 2 * kThreads) {
+      SmallPrepareKernel<2><<<1, kThreads, 0, stream>>>(a);
+    } else if (a.n <= 4 * kThreads) {
+      SmallPrepareKernel<4><<<1, kThreads, 0, stream>>>(a);
+    } else {
+      SmallPrepareKernel<8><<<1, kThreads, 0, stream>>>(a);
+    }
     return cudaGetLastError();
   }
   NormalizeKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);

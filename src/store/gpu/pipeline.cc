@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "store/backends.h"
@@ -18,6 +20,22 @@ namespace {
 
 constexpr int kDequeueBudget = 8;  // empty polls before an ARB leaves
 constexpr int kIdleSpinUs = 200;   // spin before sleeping when idle
+
+uint64_t NowNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+// Adds the time from construction to destruction to *slot when profiling.
+struct StageTimer {
+  uint64_t* slot;
+  uint64_t t0;
+  StageTimer(bool on, uint64_t* s) : slot(on ? s : nullptr), t0(on ? NowNs() : 0) {}
+  ~StageTimer() {
+    if (slot != nullptr) *slot += NowNs() - t0;
+  }
+};
 
 inline void CpuRelax() {
 #if defined(__x86_64__)
@@ -35,13 +53,14 @@ Pipeline::Pipeline(GpuStore* store, DeviceBudget* budget, PinnedMemory* pinned)
       pinned_(pinned),
       records_(budget),
       values_(std::make_unique<ValueHeap>()),
-      epochs_(pinned) {}
+      epochs_(pinned),
+      profile_(std::getenv("KVCG_GPU_PROFILE") != nullptr) {}
 
 Pipeline::~Pipeline() {
   Stop();
   for (Slot& s : slots_) {
     if (s.stage != nullptr) cudaFreeHost(s.stage);
-    for (DevBuf* b : {&s.in, &s.aux, &s.work, &s.out}) {
+    for (DevBuf* b : {&s.in, &s.work, &s.out}) {
       if (b->p != nullptr) cudaFree(b->p);
     }
     if (s.lslab_done != nullptr) cudaEventDestroy(s.lslab_done);
@@ -79,7 +98,20 @@ void Pipeline::Stop() {
     stop_ = true;
   }
   cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  thread_.join();
+  if (profile_ && prof_.arbs > 0) {
+    const double ops = double(prof_.ops);
+    std::fprintf(stderr,
+                 "gpu pipeline: %llu ARBs, %llu batches, %llu ops (%.0f ops/ARB); ms idle %.1f "
+                 "gather %.1f launch %.1f wait %.1f frees %.1f deliver %.1f; ns/op launch %.2f "
+                 "wait %.2f frees %.2f deliver %.2f\n",
+                 (unsigned long long)prof_.arbs, (unsigned long long)prof_.batches,
+                 (unsigned long long)prof_.ops, ops / prof_.arbs, prof_.idle / 1e6,
+                 prof_.gather / 1e6, prof_.launch / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
+                 prof_.deliver / 1e6, prof_.launch / ops, prof_.wait / ops, prof_.frees / ops,
+                 prof_.deliver / ops);
+  }
 }
 
 Request* Pipeline::TryPop() {
@@ -117,6 +149,7 @@ void Pipeline::Run() {
       continue;
     }
     if (inflight_.empty() && pending_ == nullptr) {
+      StageTimer t(profile_, &prof_.idle);
       // Idle: spin a while (low latency for the next small batch), then sleep.
       const auto spin_until =
           std::chrono::steady_clock::now() + std::chrono::microseconds(kIdleSpinUs);
@@ -131,8 +164,21 @@ void Pipeline::Run() {
       if (queue_.empty()) break;  // stopping, and everything is done
     }
     Slot& s = FreeSlot();
-    if (Gather(s)) {
-      Launch(s, false);
+    bool gathered;
+    {
+      StageTimer t(profile_, &prof_.gather);
+      gathered = Gather(s);
+    }
+    if (gathered) {
+      if (profile_) {
+        ++prof_.arbs;
+        prof_.ops += s.n;
+        prof_.batches += s.reqs.size();
+      }
+      {
+        StageTimer t(profile_, &prof_.launch);
+        Launch(s, false);
+      }
       // An ARB that could not reserve its slabs runs alone (pipeline.h).
       if (!inflight_.empty() && inflight_.back() == &s && s.exclusive) CompleteFront();
     } else if (!inflight_.empty()) {
@@ -209,7 +255,10 @@ void Pipeline::Complete(Slot& s) {
     return;
   }
   cudaError_t err;
-  while ((err = cudaEventQuery(s.done)) == cudaErrorNotReady) CpuRelax();
+  {
+    StageTimer t(profile_, &prof_.wait);
+    while ((err = cudaEventQuery(s.done)) == cudaErrorNotReady) CpuRelax();
+  }
   if (err != cudaSuccess) {
     sticky_ = err;
     cudaGetLastError();
@@ -220,7 +269,10 @@ void Pipeline::Complete(Slot& s) {
   const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
   const int left = int(hdr[1]);
   store_->pool().Release(s.reserved, s.reserved - uint64_t(left));
-  FreeWrites(s);
+  {
+    StageTimer t(profile_, &prof_.frees);
+    FreeWrites(s);
+  }
   if (hdr[2] != 0) {
     if (s.exclusive) {
       RunRetries(s);
@@ -234,6 +286,7 @@ void Pipeline::Complete(Slot& s) {
       }
     }
   }
+  StageTimer t(profile_, &prof_.deliver);
   Deliver(s);
 }
 

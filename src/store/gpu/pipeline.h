@@ -118,7 +118,7 @@ class Pipeline {
     cudaEvent_t done = nullptr;
     char* stage = nullptr;  // page-locked staging (input blocks + aux)
     size_t stage_cap = 0;
-    DevBuf in, aux, work, out;
+    DevBuf in, work, out;  // in: input blocks, then the aux region
     ResultEpochs::Arb* arb = nullptr;
     std::vector<WriteRef> writes;
     size_t out_codes = 0, out_values = 0, out_writes = 0, out_hdr = 0;
@@ -170,8 +170,15 @@ class Pipeline {
   KeyRecordHeap records_;
   std::unique_ptr<ValueHeap> values_;
   ResultEpochs epochs_;
-  size_t temp_cap_ = 0;
   cudaError_t sticky_ = cudaSuccess;  // a failed device: answer kInternal from now on
+
+  // Where the thread's time goes (ns), printed to stderr at Stop() when
+  // KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.
+  struct Profile {
+    uint64_t idle = 0, gather = 0, launch = 0, wait = 0, frees = 0, deliver = 0;
+    uint64_t arbs = 0, ops = 0, batches = 0;
+  } prof_;
+  const bool profile_;
 };
 
 }  // namespace kvcg::store::gpu

@@ -167,7 +167,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     }
     s.stage_cap = want;
   }
-  if (!Ensure(s.in, input) || !Ensure(s.aux, aux) || !Ensure(s.work, work) || !Ensure(s.out, out)) {
+  if (!Ensure(s.in, input + aux) || !Ensure(s.work, work) || !Ensure(s.out, out)) {
     return cudaErrorMemoryAllocation;
   }
 
@@ -203,7 +203,10 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     }
     at += l.size;
   }
-  flush();
+  // The aux region follows the input blocks in both buffers: when the last
+  // block was staged, one copy takes both (a small ARB: one copy in all).
+  const bool aux_joins_run = run_end == input && run_end > run_begin;
+  if (!aux_joins_run) flush();
 
   char* aux_h = s.stage + input;
   std::memcpy(aux_h + seg_off, segs.data(), segs.size() * sizeof(ArbSegment));
@@ -218,7 +221,12 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
       for (size_t i = 0; i < b.size(); ++i) h[s.begin[r] + i] = hash(b.key(i));
     }
   }
-  if (err == cudaSuccess) err = cudaMemcpyAsync(s.aux.p, aux_h, aux, cudaMemcpyHostToDevice, st);
+  if (aux_joins_run) {
+    run_end = input + aux;
+    flush();
+  } else if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(s.in.p + input, aux_h, aux, cudaMemcpyHostToDevice, st);
+  }
 
   ArbDev a;
   a.n = uint32_t(n);
@@ -227,12 +235,12 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   a.max_key = store_->config().max_key_bytes;
   a.max_value = store_->config().max_value_bytes;
   a.input = s.in.p;
-  a.seg = reinterpret_cast<const ArbSegment*>(s.aux.p + seg_off);
-  a.puts = reinterpret_cast<const PutEntry*>(s.aux.p + put_off);
+  a.seg = reinterpret_cast<const ArbSegment*>(s.in.p + input + seg_off);
+  a.puts = reinterpret_cast<const PutEntry*>(s.in.p + input + put_off);
   a.put_count = uint32_t(puts.size());
-  a.write_ops = reinterpret_cast<const uint32_t*>(s.aux.p + wop_off);
+  a.write_ops = reinterpret_cast<const uint32_t*>(s.in.p + input + wop_off);
   a.write_count = uint32_t(s.writes.size());
-  a.host_hash = host_hash ? reinterpret_cast<const uint64_t*>(s.aux.p + hash_off) : nullptr;
+  a.host_hash = host_hash ? reinterpret_cast<const uint64_t*>(s.in.p + input + hash_off) : nullptr;
   a.allowance = int(s.reserved);
   char* w = s.work.p;
   a.type = reinterpret_cast<uint8_t*>(w + w_type);
