@@ -98,6 +98,34 @@ inline void AppendOp(Batch& b, Shape shape, bool put, uint64_t i) {
   b.Put(k, std::string_view(value, shape.value_bytes()));
 }
 
+// The same ops as columns, appended with one Batch::AppendBulk call (the
+// columnar way an embedder fills a batch from arrays). Reused per thread.
+struct Columns {
+  std::vector<OpType> types;
+  std::vector<uint64_t> keys;    // 1 (fixed8) or 2 (general) words per op
+  std::vector<uint64_t> values;  // 1 or 8 words per op
+  void Clear() {
+    types.clear();
+    keys.clear();
+    values.clear();
+  }
+  void Add(Shape shape, bool put, uint64_t i) {
+    types.push_back(put ? OpType::kPut : OpType::kGet);
+    keys.push_back(BenchKey(i));
+    if (shape.general) keys.push_back(~i);
+    values.push_back(ValueTag(i));
+    if (shape.general) {
+      uint64_t v;
+      std::memset(&v, 'v', 8);
+      for (int w = 0; w < 7; ++w) values.push_back(v);
+    }
+  }
+  void AppendTo(Batch& b, Shape shape) const {
+    b.AppendBulk(types.data(), keys.data(), shape.key_bytes(), values.data(),
+                 shape.value_bytes(), types.size());
+  }
+};
+
 // Reads result j of `r` for key i: its code must be `want`; a found value
 // must be key i's value. Its first 8 bytes are xor'ed into *sum (the
 // consumer's use of the bytes). Returns false on any mismatch.

@@ -218,14 +218,16 @@ Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& arg
   for (int t = 0; t < args.threads; ++t) {
     th.emplace_back([&, t] {
       Rng rng{uint64_t(t) * 7919 + mix.put_per_mille + 1};
+      Columns cols;
       SubmitterLoop(sh, [&](Batch& b, Slot& s) {
-        b.Reserve(B, B * shape.key_bytes(), B * shape.value_bytes());
         s.want = Code::kOk;
+        cols.Clear();
         for (uint32_t i = 0; i < B; ++i) {
           const uint64_t k = rng.Next() & mask;
-          AppendOp(b, shape, rng.Chance(mix.put_per_mille), k);
+          cols.Add(shape, rng.Chance(mix.put_per_mille), k);
           s.idx.push_back(k);
         }
+        cols.AppendTo(b, shape);
         return true;
       });
     });

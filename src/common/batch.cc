@@ -318,6 +318,67 @@ void Batch::AppendFrom(const Batch& other, size_t i) {
   }
 }
 
+void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
+                       const void* values, size_t value_width, size_t n) {
+  if (n == 0) return;
+  const size_t kpad = Align8(key_width);
+  if (key_used_ + kpad * n >= kOverflow || key_width >= kOverflow) {
+    // Past the key-byte limit: the per-op path marks what does not fit.
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view k(static_cast<const char*>(keys) + i * key_width, key_width);
+      const bool put = types[i] == OpType::kPut && values != nullptr;
+      const std::string_view v =
+          put ? std::string_view(static_cast<const char*>(values) + i * value_width, value_width)
+              : std::string_view();
+      if (types[i] == OpType::kCompareAndSwap) CompareAndSwap(k, nullptr, v);
+      else Append(types[i], k, v);
+    }
+    return;
+  }
+  GrowOps(n_ + n);
+  Grow(keyr_, key_used_, key_used_ + kpad * n);
+  size_t puts = 0;
+  for (size_t i = 0; i < n; ++i) puts += types[i] == OpType::kPut || types[i] == OpType::kCompareAndSwap;
+  const size_t vpad = Align8(value_width);
+  Grow(valr_, value_used_, value_used_ + vpad * puts);
+  Rebind();
+  std::memcpy(types_ + n_, types, n);
+  // Keys: one copy when they are already 8-byte multiples, else padded.
+  char* kdst = keyr_.p + key_used_;
+  if (kpad == key_width) {
+    std::memcpy(kdst, keys, key_width * n);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(kdst + i * kpad, static_cast<const char*>(keys) + i * key_width, key_width);
+      std::memset(kdst + i * kpad + key_width, 0, kpad - key_width);
+    }
+  }
+  const uint64_t klen = uint64_t(key_width) << 32;
+  size_t voff = value_used_;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t j = n_ + i;
+    keys_[j] = uint64_t(key_used_ + i * kpad) | klen;
+    const OpType t = types[i];
+    const bool stores = t == OpType::kPut || t == OpType::kCompareAndSwap;
+    values_[j] = voff;
+    value_lens_[j] = stores ? uint32_t(value_width) : 0;
+    expected_[j] = t == OpType::kCompareAndSwap ? kExpectAbsent : 0;
+    if (stores) {
+      if (values != nullptr) {
+        std::memcpy(valr_.p + voff, static_cast<const char*>(values) + i * value_width, value_width);
+      } else {
+        std::memset(valr_.p + voff, 0, value_width);
+      }
+      voff += vpad;
+    }
+    has_cas_ |= t == OpType::kCompareAndSwap;
+  }
+  key_used_ += kpad * n;
+  value_used_ = voff;
+  stores_ += puts;
+  n_ += n;
+}
+
 void Batch::Clear() {
   n_ = 0;
   key_used_ = 0;

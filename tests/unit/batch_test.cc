@@ -544,6 +544,57 @@ TEST(Batch, AppendFromKeepsOverflowMarks) {
   ExpectSameOps(copy, dst);
 }
 
+// AppendBulk is n Appends in one call: same columns, same bytes, for key
+// widths that are and are not multiples of 8, mixed with per-op appends.
+TEST(Batch, AppendBulkEqualsAppendLoop) {
+  for (size_t kw : {size_t(8), size_t(5), size_t(16), size_t(0)}) {
+    for (size_t vw : {size_t(8), size_t(3)}) {
+      SCOPED_TRACE("key width " + std::to_string(kw) + " value width " + std::to_string(vw));
+      const size_t n = 37;
+      std::vector<OpType> types(n);
+      std::string keys(n * kw, '\0'), values(n * vw, '\0');
+      for (size_t i = 0; i < n; ++i) {
+        types[i] = OpType(i % 4);
+        for (size_t b = 0; b < kw; ++b) keys[i * kw + b] = char(i * 7 + b);
+        for (size_t b = 0; b < vw; ++b) values[i * vw + b] = char(200 + i + b);
+      }
+      Batch bulk, loop;
+      bulk.Put("head", "h");
+      loop.Put("head", "h");
+      bulk.AppendBulk(types.data(), keys.data(), kw, values.data(), vw, n);
+      for (size_t i = 0; i < n; ++i) {
+        const std::string_view k(keys.data() + i * kw, kw);
+        const std::string_view v(values.data() + i * vw, vw);
+        if (types[i] == OpType::kCompareAndSwap) {
+          loop.CompareAndSwap(k, nullptr, v);
+        } else {
+          loop.Append(types[i], k, types[i] == OpType::kPut ? v : std::string_view());
+        }
+      }
+      bulk.Get("tail");
+      loop.Get("tail");
+      ASSERT_EQ(bulk.size(), loop.size());
+      EXPECT_EQ(bulk.stores(), loop.stores());
+      EXPECT_EQ(bulk.has_cas(), loop.has_cas());
+      for (size_t i = 0; i < bulk.size(); ++i) {
+        EXPECT_EQ(bulk.type(i), loop.type(i)) << i;
+        EXPECT_EQ(bulk.key(i), loop.key(i)) << i;
+        EXPECT_EQ(bulk.value(i), loop.value(i)) << i;
+        EXPECT_EQ(bulk.expect_absent(i), loop.expect_absent(i)) << i;
+        EXPECT_EQ(bulk.keys()[i] & 7, 0u) << "key offsets stay 8-byte aligned";
+      }
+      // Key padding is zeroed as Append does it.
+      for (size_t i = 0; i < bulk.size(); ++i) {
+        const uint64_t d = bulk.keys()[i];
+        const size_t off = uint32_t(d), len = size_t(d >> 32);
+        for (size_t b = len; b < ((len + 7) & ~size_t(7)); ++b) {
+          EXPECT_EQ(bulk.key_bytes()[off + b], 0) << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(Batch, OpTypeNames) {
   EXPECT_STREQ(OpTypeName(OpType::kGet), "GET");
   EXPECT_STREQ(OpTypeName(OpType::kPut), "PUT");

@@ -16,13 +16,18 @@ constexpr int kThreads = 256;
 static_assert(8 * kThreads == int(kSmallArbOps));
 
 // kvcg::Code values (kvcg/status.h), as bytes.
-constexpr uint8_t kCodeOk = 0, kCodeNotFound = 1, kCodeInvalid = 2, kCodeKeyTooLarge = 3,
-                  kCodeValueTooLarge = 4, kCodeCapacity = 5, kCodeInternal = 8;
+constexpr uint8_t kCodeInvalid = 2, kCodeKeyTooLarge = 3, kCodeValueTooLarge = 4,
+                  kCodeCapacity = 5;
 constexpr uint32_t kOverflowOff = 0xffffffffu;
 constexpr uint64_t kNoExpected = ~0ull;
 
 struct MaxInt {
   __device__ __forceinline__ int operator()(int a, int b) const { return a > b ? a : b; }
+};
+struct MaxInt2 {
+  __device__ __forceinline__ int2 operator()(int2 a, int2 b) const {
+    return make_int2(a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y);
+  }
 };
 
 __device__ __forceinline__ uint64_t Load64(const char* p) {
@@ -76,6 +81,7 @@ __device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
   a.vlen[i] = 0;
   a.rec[i] = 0;
   a.done[i] = 0;
+  if (a.general) a.wslot[i] = ~0u;
   a.idx_in[i] = i;
   if (check != 0) {
     // Runs as a no-op (ArbView::skip) that still takes part in its group's
@@ -110,7 +116,10 @@ __device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
   a.hash[i] = hash;
 }
 
+// Puts and write slots (after every op was normalized).
 __device__ void ScatterPut(const ArbDev& a, uint32_t j) {
+  if (j < a.write_count) a.wslot[a.write_ops[j]] = j;
+  if (j >= a.put_count) return;
   const PutEntry e = a.puts[j];
   if (a.check[e.op] != 0) return;
   if (e.blob == 0) {
@@ -129,7 +138,6 @@ __device__ void InitHeader(const ArbDev& a) {
   a.hdr[2] = 0;
   a.hdr[3] = 0;
   a.done[a.n] = 0;
-  a.out_hdr[2] = 0;  // retry flag, or-ed by TranslateKernel
 }
 
 __device__ __forceinline__ bool IsWriter(uint8_t type) { return (type & 3) != kOpGet; }
@@ -165,7 +173,8 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
   for (uint32_t i = tid; i < a.n; i += kThreads) NormalizeOp(a, i);
   if (tid == 0) InitHeader(a);
   __syncthreads();
-  for (uint32_t j = tid; j < a.put_count; j += kThreads) ScatterPut(a, j);
+  const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
+  for (uint32_t j = tid; j < scatter; j += kThreads) ScatterPut(a, j);
   __syncthreads();
 
   uint64_t keys[kItems];
@@ -204,73 +213,34 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
 // --- Large ARBs: grid kernels around device-wide cub sort and scans.
 __global__ void NormalizeKernel(ArbDev a) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < a.n) NormalizeOp(a, i);
+  if (i < a.n) {
+    NormalizeOp(a, i);
+    a.hkey[i] = uint32_t(a.hash[i] >> 32);
+  }
   if (i == 0) InitHeader(a);
 }
 
 __global__ void ScatterKernel(ArbDev a) {
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < a.put_count) ScatterPut(a, j);
+  ScatterPut(a, j);
 }
 
 __global__ void MarkKernel(ArbDev a) {
   const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= a.n) return;
-  const uint64_t h = a.sorted_hash[p];
-  a.segs[p] = p == 0 || a.sorted_hash[p - 1] != h ? int(p) : 0;
-  a.lastw[p] = IsWriter(a.type[a.idx_out[p]]) ? int(p) : -1;
+  const uint32_t h = a.sorted_hkey[p];
+  a.marks[p] = make_int2(p == 0 || a.sorted_hkey[p - 1] != h ? int(p) : 0,
+                         IsWriter(a.type[a.idx_out[p]]) ? int(p) : -1);
 }
 
 __global__ void CtlKernel(ArbDev a) {
   const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= a.n) return;
-  const uint64_t h = a.sorted_hash[p];
-  const uint32_t s = uint32_t(a.segs_scan[p]);
-  const bool alone = s == p && (p + 1 == a.n || a.sorted_hash[p + 1] != h);
-  WriteCtl(a, a.idx_out[p], p, s, a.lastw_scan[p], alone);
-}
-
-__global__ void TranslateKernel(ArbDev a) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < a.n) {
-    const uint8_t raw = a.res_code[i];
-    uint8_t code = a.check[i];
-    if (code == 0) {
-      switch (raw & 0x7f) {
-        case kResOk: code = kCodeOk; break;
-        case kResNotFound: code = kCodeNotFound; break;
-        case kResCapacity: code = kCodeCapacity; break;
-        case kResRetryNoSlab: code = kRetryNoSlabCode; break;
-        case kResRetryPoisoned: code = kRetryPoisonedCode; break;
-        default: code = kCodeInternal; break;
-      }
-    }
-    if (code == kRetryNoSlabCode || code == kRetryPoisonedCode) atomicOr(a.out_hdr + 2, 1u);
-    a.out_codes[i] = code;
-    const bool found = code == kCodeOk;
-    if (a.general) {
-      // ValueRef {data, size}: the bytes of the value blob, read in place.
-      uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
-      v[0] = found ? a.res_value[i] + 8 : 0;
-      v[1] = found ? a.res_len[i] : 0;
-    } else {
-      static_cast<uint64_t*>(a.out_values)[i] = found ? a.res_value[i] : 0;
-    }
-  }
-  if (i < a.write_count) {
-    const uint32_t op = a.write_ops[i];
-    WriteOut w;
-    w.raw = a.check[op] != 0 ? kResNotFound : a.res_code[op];
-    w.old_blob = a.check[op] != 0 ? 0 : a.res_value[op];
-    w.old_rec = a.check[op] != 0 ? 0 : a.res_rec[op];
-    w.pad = 0;
-    a.out_writes[i] = w;
-  }
-  if (i == 0) {
-    a.out_hdr[0] = a.hdr[0];
-    a.out_hdr[1] = a.hdr[1];  // slab allowance left: final once the L-Slab kernel is done
-    a.out_hdr[3] = 0;
-  }
+  const uint32_t h = a.sorted_hkey[p];
+  const int2 m = a.marks_scan[p];
+  const uint32_t s = uint32_t(m.x);
+  const bool alone = s == p && (p + 1 == a.n || a.sorted_hkey[p + 1] != h);
+  WriteCtl(a, a.idx_out[p], p, s, m.y, alone);
 }
 
 uint32_t Blocks(uint32_t n) { return (n + kThreads - 1) / kThreads; }
@@ -279,12 +249,12 @@ uint32_t Blocks(uint32_t n) { return (n + kThreads - 1) / kThreads; }
 
 cudaError_t ArbTempBytes(uint32_t n, size_t* bytes) {
   size_t sort = 0, scan = 0;
-  cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, sort, (const uint64_t*)nullptr,
-                                                    (uint64_t*)nullptr, (const uint32_t*)nullptr,
+  cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, sort, (const uint32_t*)nullptr,
+                                                    (uint32_t*)nullptr, (const uint32_t*)nullptr,
                                                     (uint32_t*)nullptr, n);
   if (err != cudaSuccess) return err;
-  err = cub::DeviceScan::InclusiveScan(nullptr, scan, (const int*)nullptr, (int*)nullptr, MaxInt{},
-                                       int(n));
+  err = cub::DeviceScan::InclusiveScan(nullptr, scan, (const int2*)nullptr, (int2*)nullptr,
+                                       MaxInt2{}, int(n));
   *bytes = sort > scan ? sort : scan;
   return err;
 }
@@ -303,27 +273,18 @@ cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream) {
     return cudaGetLastError();
   }
   NormalizeKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);
-  if (a.put_count != 0) ScatterKernel<<<Blocks(a.put_count), kThreads, 0, stream>>>(a);
+  const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
+  if (scatter != 0) ScatterKernel<<<Blocks(scatter), kThreads, 0, stream>>>(a);
   size_t bytes = a.temp_bytes;
-  cudaError_t err = cub::DeviceRadixSort::SortPairs(a.temp, bytes, a.hash, a.sorted_hash, a.idx_in,
-                                                    a.idx_out, a.n, 0, 64, stream);
+  cudaError_t err = cub::DeviceRadixSort::SortPairs(a.temp, bytes, a.hkey, a.sorted_hkey, a.idx_in,
+                                                    a.idx_out, a.n, 0, 32, stream);
   if (err != cudaSuccess) return err;
   MarkKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);
   bytes = a.temp_bytes;
-  err = cub::DeviceScan::InclusiveScan(a.temp, bytes, a.segs, a.segs_scan, MaxInt{}, int(a.n),
-                                       stream);
-  if (err != cudaSuccess) return err;
-  bytes = a.temp_bytes;
-  err = cub::DeviceScan::InclusiveScan(a.temp, bytes, a.lastw, a.lastw_scan, MaxInt{}, int(a.n),
+  err = cub::DeviceScan::InclusiveScan(a.temp, bytes, a.marks, a.marks_scan, MaxInt2{}, int(a.n),
                                        stream);
   if (err != cudaSuccess) return err;
   CtlKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);
-  return cudaGetLastError();
-}
-
-cudaError_t ArbTranslate(const ArbDev& a, cudaStream_t stream) {
-  const uint32_t m = a.n > a.write_count ? a.n : a.write_count;
-  TranslateKernel<<<Blocks(m > 0 ? m : 1), kThreads, 0, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -25,13 +25,15 @@
 //   radix sort and scans in shared memory): one launch instead of eight, which
 //   is what keeps a 512-op round trip near the PCIe floor. Large ARBs use
 //   device-wide cub sort and scans.
-// Translate (after the L-Slab kernel): the result columns in kvcg's form —
-// a kvcg::Code byte per op, and a ValueRef per op (general: a view of the
-// value blob in host memory, so the consumer reads it in place) or the 8-byte
-// value (fixed8) — plus, per write op, what the host needs to free memory.
+// Results: the L-Slab kernel itself writes them in kvcg's form into the
+// ARB's output region (lslab_kernel.cu WriteOutputs) — a kvcg::Code byte per
+// op, and a ValueRef per op (general: a view of the value blob in host
+// memory, so the consumer reads it in place) or the 8-byte value (fixed8) —
+// plus, per write op, what the host needs to free memory.
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <vector_types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -67,13 +69,15 @@ struct PutEntry {
   uint64_t rec;   // key record in device memory; 0: none (the kernel answers capacity)
 };
 
-// General layout, per write op (PUT, CAS, DELETE), for the host's frees.
+// General layout, per write op (PUT, CAS, DELETE), for the host's frees
+// (written by the L-Slab kernel as three words).
 struct WriteOut {
-  uint64_t old_blob;  // the value before the op (found) 
+  uint64_t old_blob;  // the value before the op (found)
   uint64_t old_rec;   // DELETE: the removed key record
   uint32_t raw;       // L-Slab ResCode byte (bit 7: stored)
-  uint32_t pad;
+  uint32_t old_len;   // length of the value before the op
 };
+static_assert(sizeof(WriteOut) == 24);
 
 struct ArbDev {
   uint32_t n = 0;
@@ -100,35 +104,28 @@ struct ArbDev {
   uint64_t* rec = nullptr;
   uint32_t* vlen = nullptr;
   uint32_t* done = nullptr;  // n + 1
-  uint32_t* hdr = nullptr;   // [0] cursor [1] slab allowance [2] retry flag [3] -
-  // Large-ARB numbering scratch.
-  uint64_t* sorted_hash = nullptr;
+  uint32_t* wslot = nullptr; // general: per op, its write index or ~0
+  uint32_t* hdr = nullptr;   // in the output region: [0] cursor [1] slab allowance
+                             // left [2] retry flag [3] -
+  // Large-ARB numbering scratch. Large ARBs group by the hash's high 32
+  // bits (a superset of equal keys, so still a correct order; a radix sort
+  // of half the bits is half the passes), and scan (segment start, last
+  // write) pairs in one pass.
+  uint32_t* hkey = nullptr;
+  uint32_t* sorted_hkey = nullptr;
   uint32_t* idx_in = nullptr;
   uint32_t* idx_out = nullptr;
-  int* segs = nullptr;
-  int* lastw = nullptr;
-  int* segs_scan = nullptr;
-  int* lastw_scan = nullptr;
+  int2* marks = nullptr;       // (segment start, last write) per sorted position
+  int2* marks_scan = nullptr;
   void* temp = nullptr;
   size_t temp_bytes = 0;
-  // L-Slab results.
-  uint8_t* res_code = nullptr;
-  uint64_t* res_value = nullptr;
-  uint32_t* res_len = nullptr;
-  uint64_t* res_rec = nullptr;
-  // Output region (copied to the host as one block).
-  uint8_t* out_codes = nullptr;    // kvcg::Code bytes
-  void* out_values = nullptr;      // general: ValueRef per op; fixed8: uint64 per op
-  WriteOut* out_writes = nullptr;  // general: per write op
-  uint32_t* out_hdr = nullptr;     // copy of hdr
 };
 
 // cub scratch for a large ARB of `n` ops.
 cudaError_t ArbTempBytes(uint32_t n, size_t* bytes);
 
-// Normalize + number (+ scatter the put list), enqueued on `stream`.
+// Normalize + number (+ scatter the put list and the write slots), and
+// reset the header; enqueued on `stream`.
 cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream);
-// After the L-Slab kernel: output columns; hdr[2] set when an op must retry.
-cudaError_t ArbTranslate(const ArbDev& a, cudaStream_t stream);
 
 }  // namespace kvcg::store::gpu

@@ -104,9 +104,9 @@ uint64_t* ValueHeap::Allocate(std::string_view bytes) {
   return blob;
 }
 
-void ValueHeap::Free(uint64_t* blob) {
+void ValueHeap::Free(uint64_t* blob, uint64_t size) {
   if (blob == nullptr) return;
-  const uint64_t need = 8 + blob[0];
+  const uint64_t need = 8 + size;
   if (need > kBigBlob) {
     big_.erase(blob);
     cudaFreeHost(blob);

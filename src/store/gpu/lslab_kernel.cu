@@ -442,6 +442,47 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   *rec_out = rr;
 }
 
+// The op's result in kvcg's form (leader lane): a Code byte, the value as a
+// view of its blob in host memory (general) or the 8-byte value (fixed8),
+// and for a write op what the host needs to free memory. Done here rather
+// than in a separate kernel: one launch less per ARB.
+template <bool kGeneral>
+__device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t raw, uint64_t rv,
+                             uint32_t rlen, uint64_t rr) {
+  // kvcg::Code values (kvcg/status.h).
+  constexpr uint8_t kOk = 0, kNotFound = 1, kCapacity = 5, kInternal = 8;
+  uint8_t code;
+  if (skip) {
+    code = a.skip[i];
+  } else {
+    switch (raw & 0x7f) {
+      case kResOk: code = kOk; break;
+      case kResNotFound: code = kNotFound; break;
+      case kResCapacity: code = kCapacity; break;
+      case kResRetryNoSlab: code = 0xFE; break;
+      case kResRetryPoisoned: code = 0xFD; break;
+      default: code = kInternal; break;
+    }
+  }
+  if (code >= 0xFD) atomicOr(a.retry_flag, 1u);
+  a.out_codes[i] = code;
+  const bool found = code == kOk;
+  if (kGeneral) {
+    uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
+    v[0] = found ? rv + 8 : 0;  // ValueBlob: size word, then the bytes
+    v[1] = found ? rlen : 0;
+    const uint32_t w = a.wslot[i];
+    if (w != ~0u) {
+      uint64_t* o = a.out_writes + 3 * size_t(w);
+      o[0] = skip ? 0 : rv;
+      o[1] = skip ? 0 : rr;
+      o[2] = uint64_t(skip ? kResNotFound : raw) | (uint64_t(skip ? 0 : rlen) << 32);
+    }
+  } else {
+    static_cast<uint64_t*>(a.out_values)[i] = found ? rv : 0;
+  }
+}
+
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
 // in flight hide more of each op's dependent memory round trips, at the
 // price of some spilling (the benchmark measures which wins).
@@ -489,11 +530,15 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       ProcessOp<kGeneral, kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr);
       if (tile.lane == 0) {
         const uint32_t idx = base + leader;
-        a.res_code[idx] = code;
-        a.res_value[idx] = rv;
-        if (kGeneral) {
-          a.res_rec[idx] = rr;
-          a.res_len[idx] = rlen;
+        if (a.out_codes != nullptr) {
+          WriteOutputs<kGeneral>(a, idx, skip, code, rv, rlen, rr);
+        } else {
+          a.res_code[idx] = code;
+          a.res_value[idx] = rv;
+          if (kGeneral) {
+            a.res_rec[idx] = rr;
+            a.res_len[idx] = rlen;
+          }
         }
       }
     }

@@ -105,8 +105,18 @@ struct ArbView {
   uint32_t* done;           // per group: ops done (bit 31: an op asked to retry; index 0 unused)
   int* slab_allowance;      // pool slabs this batch may still take (the host reserved them)
   const uint64_t* arena;    // general: key and expected bytes, 8-byte aligned, zero-padded
-  const uint8_t* skip;      // per op, or null: nonzero = the op was answered already
-                            // (bad input); it only takes part in its group's order
+  const uint8_t* skip;      // per op, or null: nonzero = the kvcg::Code the op was
+                            // answered with already (bad input); it only takes part
+                            // in its group's order
+  // Results in kvcg's form, written by the kernel itself (the pipeline); when
+  // out_codes is null the raw res_* columns below are written instead (the
+  // kernel benchmark).
+  uint8_t* out_codes;       // kvcg::Code byte per op (0xFE/0xFD: retry)
+  void* out_values;         // general: ValueRef {data, size} per op; fixed8: the value
+  uint64_t* out_writes;     // general: 3 words per write op (old blob, old record,
+                            // raw code | old length << 32)
+  const uint32_t* wslot;    // general: per op, its index in out_writes or ~0
+  uint32_t* retry_flag;     // set when an op must retry
   uint8_t* res_code;
   uint64_t* res_value;      // fixed8: value; general: ValueBlob* before the op
   uint32_t* res_len;        // general: length of that value (found only)

@@ -21,22 +21,6 @@ namespace {
 constexpr int kDequeueBudget = 8;  // empty polls before an ARB leaves
 constexpr int kIdleSpinUs = 200;   // spin before sleeping when idle
 
-uint64_t NowNs() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
-}
-
-// Adds the time from construction to destruction to *slot when profiling.
-struct StageTimer {
-  uint64_t* slot;
-  uint64_t t0;
-  StageTimer(bool on, uint64_t* s) : slot(on ? s : nullptr), t0(on ? NowNs() : 0) {}
-  ~StageTimer() {
-    if (slot != nullptr) *slot += NowNs() - t0;
-  }
-};
-
 inline void CpuRelax() {
 #if defined(__x86_64__)
   __builtin_ia32_pause();
@@ -104,11 +88,12 @@ void Pipeline::Stop() {
     const double ops = double(prof_.ops);
     std::fprintf(stderr,
                  "gpu pipeline: %llu ARBs, %llu batches, %llu ops (%.0f ops/ARB); ms idle %.1f "
-                 "gather %.1f launch %.1f wait %.1f frees %.1f deliver %.1f; ns/op launch %.2f "
-                 "wait %.2f frees %.2f deliver %.2f\n",
+                 "gather %.1f launch %.1f (copies %.1f prepare %.1f lslab %.1f) wait %.1f frees "
+                 "%.1f deliver %.1f; ns/op launch %.2f wait %.2f frees %.2f deliver %.2f\n",
                  (unsigned long long)prof_.arbs, (unsigned long long)prof_.batches,
                  (unsigned long long)prof_.ops, ops / prof_.arbs, prof_.idle / 1e6,
-                 prof_.gather / 1e6, prof_.launch / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
+                 prof_.gather / 1e6, prof_.launch / 1e6, prof_.copies / 1e6, prof_.prepare / 1e6,
+                 prof_.lslab / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
                  prof_.deliver / 1e6, prof_.launch / ops, prof_.wait / ops, prof_.frees / ops,
                  prof_.deliver / ops);
   }
@@ -204,6 +189,11 @@ bool Pipeline::Gather(Slot& s) {
     Request* r = TryPop();
     if (r == nullptr) {
       if (s.reqs.empty()) return false;
+      // An idle GPU gains nothing from waiting: leave at once (low latency
+      // at low load). A busy one cannot start this ARB before the earlier
+      // ones are done anyway, so keep gathering within the bounds (larger
+      // ARBs at high load: Mega-KV's periodic scheduling).
+      if (inflight_.empty()) break;
       if (--budget <= 0 || std::chrono::steady_clock::now() - start >= bound) break;
       std::this_thread::yield();
       continue;
@@ -296,11 +286,12 @@ void Pipeline::FreeWrites(Slot& s) {
   const uint64_t seq = s.arb->seq;
   for (size_t j = 0; j < s.writes.size(); ++j) {
     const WriteRef& w = s.writes[j];
-    const uint8_t code = uint8_t(wo[j].raw) & 0x7f;
+    const uint8_t code = uint8_t(wo[j].raw) & 0x7f;  // L-Slab ResCode
     const bool stored = (wo[j].raw & kResStored) != 0;
     if (w.type == OpType::kDelete) {
       if (code == kResOk) {
-        epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob));
+        epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
+                       wo[j].old_len);
         records_.Free(wo[j].old_rec, w.klen);
       }
       continue;
@@ -310,11 +301,12 @@ void Pipeline::FreeWrites(Slot& s) {
       continue;
     }
     if (!stored) {  // condition failed, capacity, or to be retried (re-allocated then)
-      values_->Free(w.blob);
+      values_->Free(w.blob, w.vlen);
       if (w.rec != 0) records_.Free(w.rec, w.klen);
     } else if (code == kResOk) {  // replaced: the key's record already existed
       if (w.rec != 0) records_.Free(w.rec, w.klen);
-      epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob));
+      epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
+                     wo[j].old_len);
     }
   }
   s.writes.clear();
@@ -438,7 +430,7 @@ void Pipeline::Deliver(Slot& s) {
 
 void Pipeline::FailAll(Slot& s, Code code) {
   for (const WriteRef& w : s.writes) {
-    if (w.blob != nullptr) values_->Free(w.blob);
+    if (w.blob != nullptr) values_->Free(w.blob, w.vlen);
     if (w.rec != 0) records_.Free(w.rec, w.klen);
   }
   s.writes.clear();

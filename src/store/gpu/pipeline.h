@@ -5,7 +5,9 @@
 // until the aggregated batch (ARB) holds max_batch_ops ops, the aggregation
 // time bound (gpu_batch_timeout_us, Mega-KV's periodic scheduling) has
 // passed since the first, or the queue stayed empty for a small dequeue
-// budget of polls; launch it; complete the oldest slot whose work is done.
+// budget of polls — or at once when nothing is in flight (an idle GPU gains
+// nothing from waiting); launch it; complete the oldest slot whose work is
+// done.
 // A submitted batch is never split (one larger than max_batch_ops is an ARB
 // of its own).
 //
@@ -44,6 +46,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -61,6 +64,22 @@
 namespace kvcg::store::gpu {
 
 class GpuStore;
+
+inline uint64_t NowNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+// Adds the time from construction to destruction to *slot when profiling.
+struct StageTimer {
+  uint64_t* slot;
+  uint64_t t0;
+  StageTimer(bool on, uint64_t* s) : slot(on ? s : nullptr), t0(on ? NowNs() : 0) {}
+  ~StageTimer() {
+    if (slot != nullptr) *slot += NowNs() - t0;
+  }
+};
 
 // Clear(): the caller waits until the pipeline has wiped the table.
 struct ClearMarker {
@@ -100,6 +119,7 @@ class Pipeline {
   struct WriteRef {
     uint32_t op;     // index in the ARB
     uint32_t klen;
+    uint32_t vlen;   // PUT/CAS: the new value's size
     OpType type;
     uint64_t* blob;  // PUT/CAS: the new value (null: none, or bad input)
     uint64_t rec;    // PUT/CAS: the new key record (0: none)
@@ -176,6 +196,7 @@ class Pipeline {
   // KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.
   struct Profile {
     uint64_t idle = 0, gather = 0, launch = 0, wait = 0, frees = 0, deliver = 0;
+    uint64_t copies = 0, prepare = 0, lslab = 0;  // parts of launch: host time of the calls
     uint64_t arbs = 0, ops = 0, batches = 0;
   } prof_;
   const bool profile_;

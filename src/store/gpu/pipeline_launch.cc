@@ -1,6 +1,7 @@
 // Pipeline::Launch: one ARB from its batches to the device — input blocks,
 // segment table, put list, slab reservation, and the stream's work (copies,
-// ArbPrepare, L-Slab, ArbTranslate, copy out). See pipeline.h.
+// ArbPrepare, the L-Slab kernel (which writes the results), copy out). See
+// pipeline.h.
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -59,7 +60,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
       const OpType t = types[i];
       if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kCompareAndSwap)) continue;
       const uint32_t op = s.begin[r] + uint32_t(i);
-      WriteRef w{op, uint32_t(b.key(i).size()), t, nullptr, 0};
+      WriteRef w{op, uint32_t(b.key(i).size()), b.value_lens()[i], t, nullptr, 0};
       if (t != OpType::kDelete && CheckOperation(config, b, i) == Code::kOk) {
         w.blob = values_->Allocate(b.value(i));
         if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
@@ -117,7 +118,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   out += A64(n * (general_ ? sizeof(ValueRef) : 8));
   s.out_writes = out;
   out += A64(s.writes.size() * sizeof(WriteOut));
-  s.out_hdr = out;
+  s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag
   out += 64;
   s.arb = epochs_.Begin(out);
   if (s.arb == nullptr) return cudaErrorMemoryAllocation;
@@ -148,11 +149,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   const size_t w_type = take(n), w_check = take(n), w_hash = take(n * 8), w_key = take(n * 8),
                w_ctl = take(n * 8), w_value = take(n * 8), w_expected = take(n * 8),
                w_rec = take(n * 8), w_vlen = take(n * 4), w_done = take((n + 1) * 4),
-               w_hdr = take(16), w_sorted = take(n * 8), w_idx_in = take(n * 4),
-               w_idx_out = take(n * 4), w_segs = take(n * 4), w_lastw = take(n * 4),
-               w_segs_scan = take(n * 4), w_lastw_scan = take(n * 4), w_rcode = take(n),
-               w_rvalue = take(n * 8), w_rlen = take(n * 4), w_rrec = take(n * 8),
-               w_temp = take(temp);
+               w_wslot = take(n * 4), w_hkey = take(n * 4), w_sorted = take(n * 4),
+               w_idx_in = take(n * 4), w_idx_out = take(n * 4), w_marks = take(n * 8),
+               w_marks_scan = take(n * 8), w_temp = take(temp);
 
   const size_t stage_need = input + aux;
   if (s.stage_cap < stage_need) {
@@ -173,6 +172,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
 
   cudaStream_t st = s.stream;
   cudaError_t err = cudaSuccess;
+  uint64_t t0 = profile_ ? NowNs() : 0;
   // Input blocks: large page-locked batches straight from their memory, the
   // rest gathered into the staging buffer (one copy per run of them).
   size_t run_begin = 0, run_end = 0;
@@ -253,24 +253,16 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   a.rec = reinterpret_cast<uint64_t*>(w + w_rec);
   a.vlen = reinterpret_cast<uint32_t*>(w + w_vlen);
   a.done = reinterpret_cast<uint32_t*>(w + w_done);
-  a.hdr = reinterpret_cast<uint32_t*>(w + w_hdr);
-  a.sorted_hash = reinterpret_cast<uint64_t*>(w + w_sorted);
+  a.wslot = reinterpret_cast<uint32_t*>(w + w_wslot);
+  a.hdr = reinterpret_cast<uint32_t*>(s.out.p + s.out_hdr);
+  a.hkey = reinterpret_cast<uint32_t*>(w + w_hkey);
+  a.sorted_hkey = reinterpret_cast<uint32_t*>(w + w_sorted);
   a.idx_in = reinterpret_cast<uint32_t*>(w + w_idx_in);
   a.idx_out = reinterpret_cast<uint32_t*>(w + w_idx_out);
-  a.segs = reinterpret_cast<int*>(w + w_segs);
-  a.lastw = reinterpret_cast<int*>(w + w_lastw);
-  a.segs_scan = reinterpret_cast<int*>(w + w_segs_scan);
-  a.lastw_scan = reinterpret_cast<int*>(w + w_lastw_scan);
+  a.marks = reinterpret_cast<int2*>(w + w_marks);
+  a.marks_scan = reinterpret_cast<int2*>(w + w_marks_scan);
   a.temp = temp != 0 ? w + w_temp : nullptr;
   a.temp_bytes = temp;
-  a.res_code = reinterpret_cast<uint8_t*>(w + w_rcode);
-  a.res_value = reinterpret_cast<uint64_t*>(w + w_rvalue);
-  a.res_len = reinterpret_cast<uint32_t*>(w + w_rlen);
-  a.res_rec = reinterpret_cast<uint64_t*>(w + w_rrec);
-  a.out_codes = reinterpret_cast<uint8_t*>(s.out.p + s.out_codes);
-  a.out_values = s.out.p + s.out_values;
-  a.out_writes = reinterpret_cast<WriteOut*>(s.out.p + s.out_writes);
-  a.out_hdr = reinterpret_cast<uint32_t*>(s.out.p + s.out_hdr);
 
   ArbView v{};
   v.n = a.n;
@@ -286,18 +278,25 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.done = a.done;
   v.arena = reinterpret_cast<const uint64_t*>(s.in.p);
   v.skip = a.check;
-  v.res_code = a.res_code;
-  v.res_value = a.res_value;
-  v.res_len = a.res_len;
-  v.res_rec = a.res_rec;
+  v.out_codes = reinterpret_cast<uint8_t*>(s.out.p + s.out_codes);
+  v.out_values = s.out.p + s.out_values;
+  v.out_writes = reinterpret_cast<uint64_t*>(s.out.p + s.out_writes);
+  v.wslot = a.wslot;
+  v.retry_flag = a.hdr + 2;
 
+  uint64_t t1 = profile_ ? NowNs() : 0;
+  if (profile_) prof_.copies += t1 - t0;
   if (err == cudaSuccess) err = ArbPrepare(a, st);
+  if (profile_) {
+    t0 = NowNs();
+    prof_.prepare += t0 - t1;
+  }
   // Same-key order across ARBs: this L-Slab kernel after the previous one.
   if (err == cudaSuccess && last_lslab_ != nullptr) err = cudaStreamWaitEvent(st, last_lslab_, 0);
   if (err == cudaSuccess) err = LaunchLSlab(general_, store_->table(), v, 0, st);
   if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);
   if (err == cudaSuccess) last_lslab_ = s.lslab_done;
-  if (err == cudaSuccess) err = ArbTranslate(a, st);
+  if (profile_) prof_.lslab += NowNs() - t0;
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(s.arb->out, s.out.p, out, cudaMemcpyDeviceToHost, st);
   }

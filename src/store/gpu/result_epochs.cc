@@ -37,7 +37,7 @@ void ResultEpochs::Collect() {
     if (r.whole != nullptr) {
       delete r.whole;
     } else {
-      r.heap->Free(r.blob);
+      r.heap->Free(r.blob, r.size);
     }
   }
 }

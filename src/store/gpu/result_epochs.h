@@ -61,12 +61,12 @@ class ResultEpochs {
   static void Release(Arb* arb) { arb->refs.fetch_sub(1, std::memory_order_acq_rel); }
   // `blob` (of `heap`) was unlinked by the newest epoch begun so far that
   // has completed, `seq`.
-  void Retire(uint64_t seq, ValueHeap* heap, uint64_t* blob) {
-    limbo_.push_back({seq, heap, blob, nullptr});
+  void Retire(uint64_t seq, ValueHeap* heap, uint64_t* blob, uint64_t size) {
+    limbo_.push_back({seq, heap, blob, size, nullptr});
   }
   // Clear(): the whole heap goes once every earlier epoch is released.
   void RetireHeap(uint64_t seq, std::unique_ptr<ValueHeap> heap) {
-    limbo_.push_back({seq, nullptr, nullptr, heap.release()});
+    limbo_.push_back({seq, nullptr, nullptr, 0, heap.release()});
   }
   // Ends fully released epochs (oldest first) and frees what they held.
   void Collect();
@@ -78,6 +78,7 @@ class ResultEpochs {
     uint64_t seq;
     ValueHeap* heap;
     uint64_t* blob;
+    uint64_t size;
     ValueHeap* whole;  // RetireHeap
   };
   PinnedMemory* const memory_;
