@@ -116,12 +116,14 @@ if [[ " $STAGES " == *" bench "* ]]; then
   }
   # (a) The L-Slab kernel alone on device-resident fixed8 batches.
   run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
-  # (b) The Store API end to end (NewBatch + async Submit, every result
-  # consumed), fixed8 and general, GPU and CPU backend in the same run,
-  # 2^24 keys, 8 submitter threads with 2 batches in flight each.
-  WALL=280 run_bench e2e e2e --keys-log2 24 --threads 8 --depth 2 --batch 65536 --seconds 3
+  # (b) The Store API end to end (NewBatch + AppendBulk + async Submit,
+  # every result consumed on the submitting thread), fixed8 and general,
+  # GPU and CPU backend in the same run, 2^24 keys, 14 submitter threads
+  # (the host has 16 cores; the GPU store's pipeline thread takes one) with
+  # 3 batches in flight each.
+  WALL=280 run_bench e2e e2e --keys-log2 24 --threads 14 --depth 3 --batch 65536 --seconds 3 --consume submitter
   # The same with server-sized batches of 512 ops.
-  WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 8 --depth 2 --batch 512 --seconds 2
+  WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 14 --depth 3 --batch 512 --seconds 2 --consume submitter
   # (c) One 512-op 95/5 batch at a time, GPU and CPU, both layouts.
   WALL=200 run_bench latency latency --keys-log2 22 --iterations 20000
   python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
