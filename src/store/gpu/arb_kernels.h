@@ -58,7 +58,7 @@ struct ArbSegment {
   uint64_t expected;   // u64 per op, or ~0 when the batch has no CAS
   uint64_t values;     // u64 per op: offset into its value bytes (fixed8 only)
   uint64_t key_bytes;  // its key arena
-  uint64_t value_bytes;  // its value arena (fixed8 only)
+  uint64_t value_bytes;  // its value arena (fixed8; general when the GPU copies values)
 };
 
 // General layout: memory the host allocated for op `op` (PUT/CAS).
@@ -67,6 +67,8 @@ struct PutEntry {
   uint32_t vlen;
   uint64_t blob;  // ValueBlob* in host memory; 0: none could be had (answer kCapacityExhausted)
   uint64_t rec;   // key record in device memory; 0: none (the kernel answers capacity)
+  uint64_t src;   // offset of the value bytes in the input region: the GPU fills the
+                  // blob (arb_layout.h); ~0: the host filled it
 };
 
 // General layout, per write op (PUT, CAS, DELETE), for the host's frees

@@ -22,6 +22,18 @@ struct BlockLayout {
   size_t keys, lens, types, expected, values, key_bytes, value_bytes, size;
 };
 
+// General layout: the GPU copies a batch's stored values into their blobs
+// (host memory, written over PCIe by ScatterPut) when the batch's value
+// bytes are small on average, so they can travel with it; the pipeline
+// thread then only hands out blob addresses instead of copying each value
+// through its cache. Values above kDeviceCopyMaxValue (one thread copies a
+// value) and batches of large values are copied by the host.
+constexpr size_t kDeviceCopyBytesPerOp = 256;
+constexpr uint32_t kDeviceCopyMaxValue = 4096;
+inline bool DeviceCopiesValues(const Batch& b, bool general) {
+  return general && b.value_bytes_size() <= kDeviceCopyBytesPerOp * b.size();
+}
+
 inline BlockLayout LayoutOf(const Batch& b, bool general) {
   const size_t n = b.size();
   BlockLayout l{};
@@ -37,7 +49,8 @@ inline BlockLayout LayoutOf(const Batch& b, bool general) {
   l.expected = b.has_cas() ? take(n * 8) : SIZE_MAX;
   l.values = general ? SIZE_MAX : take(n * 8);
   l.key_bytes = take(b.key_bytes_size());
-  l.value_bytes = general ? SIZE_MAX : take(b.value_bytes_size());
+  l.value_bytes = general && !DeviceCopiesValues(b, general) ? SIZE_MAX
+                                                              : take(b.value_bytes_size());
   l.size = A64(off);
   return l;
 }

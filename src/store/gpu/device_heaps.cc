@@ -63,7 +63,15 @@ void KeyRecordHeap::Reset() {
 }
 
 uint64_t* ValueHeap::Allocate(std::string_view bytes) {
-  const uint64_t need = 8 + bytes.size();
+  uint64_t* blob = Reserve(bytes.size());
+  if (blob == nullptr) return nullptr;
+  blob[0] = bytes.size();
+  if (!bytes.empty()) std::memcpy(blob + 1, bytes.data(), bytes.size());
+  return blob;
+}
+
+uint64_t* ValueHeap::Reserve(uint64_t value_bytes) {
+  const uint64_t need = 8 + value_bytes;
   uint64_t* blob = nullptr;
   if (need > kBigBlob) {
     void* p = nullptr;
@@ -99,8 +107,6 @@ uint64_t* ValueHeap::Allocate(std::string_view bytes) {
       cursor_ += size;
     }
   }
-  blob[0] = bytes.size();
-  if (!bytes.empty()) std::memcpy(blob + 1, bytes.data(), bytes.size());
   return blob;
 }
 

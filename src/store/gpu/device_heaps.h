@@ -60,6 +60,9 @@ class ValueHeap {
   // A blob holding `bytes` (word 0: size, then the bytes); nullptr when
   // pinned memory cannot be had.
   uint64_t* Allocate(std::string_view bytes);
+  // A blob for `size` bytes that the caller fills (word 0 too) without the
+  // heap touching its memory.
+  uint64_t* Reserve(uint64_t size);
   // `size` is the blob's value size (what Allocate was given): passing it
   // spares reading the blob, a cache miss per free on the pipeline thread.
   void Free(uint64_t* blob, uint64_t size);

@@ -54,18 +54,27 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
       s.storing += b.stores();
       continue;
     }
-    // Writes only: a GET costs the host nothing here.
+    // Writes only: a GET costs the host nothing here. A stored value gets a
+    // blob address; the GPU fills it when the batch's values travel with it
+    // (arb_layout.h), else the host copies it here.
+    const bool device_copy = DeviceCopiesValues(b, general_);
     const OpType* types = b.types();
     for (size_t i = 0; i < b.size(); ++i) {
       const OpType t = types[i];
       if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kCompareAndSwap)) continue;
       const uint32_t op = s.begin[r] + uint32_t(i);
-      WriteRef w{op, uint32_t(b.key(i).size()), b.value_lens()[i], t, nullptr, 0};
+      const uint32_t vlen = b.value_lens()[i];
+      WriteRef w{op, uint32_t(b.keys()[i] >> 32), vlen, t, nullptr, 0};
       if (t != OpType::kDelete && CheckOperation(config, b, i) == Code::kOk) {
-        w.blob = values_->Allocate(b.value(i));
+        uint64_t src = ~0ull;
+        if (device_copy && vlen <= kDeviceCopyMaxValue) {
+          w.blob = values_->Reserve(vlen);
+          src = g.value_bytes + b.values()[i];
+        } else {
+          w.blob = values_->Allocate(b.value(i));
+        }
         if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
-        puts.push_back(PutEntry{op, uint32_t(b.value(i).size()),
-                                reinterpret_cast<uint64_t>(w.blob), w.rec});
+        puts.push_back(PutEntry{op, vlen, reinterpret_cast<uint64_t>(w.blob), w.rec, src});
         ++s.storing;
       }
       s.writes.push_back(w);
