@@ -88,11 +88,13 @@ void Pipeline::Stop() {
     const double ops = double(prof_.ops);
     std::fprintf(stderr,
                  "gpu pipeline: %llu ARBs, %llu batches, %llu ops (%.0f ops/ARB); ms idle %.1f "
-                 "gather %.1f launch %.1f (copies %.1f prepare %.1f lslab %.1f) wait %.1f frees "
+                 "gather %.1f launch %.1f (writes %.1f reserve+issue %.1f copies %.1f prepare %.1f "
+                 "lslab %.1f) wait %.1f frees "
                  "%.1f deliver %.1f; ns/op launch %.2f wait %.2f frees %.2f deliver %.2f\n",
                  (unsigned long long)prof_.arbs, (unsigned long long)prof_.batches,
                  (unsigned long long)prof_.ops, ops / prof_.arbs, prof_.idle / 1e6,
-                 prof_.gather / 1e6, prof_.launch / 1e6, prof_.copies / 1e6, prof_.prepare / 1e6,
+                 prof_.gather / 1e6, prof_.launch / 1e6, prof_.writes / 1e6, prof_.reserve / 1e6,
+                 prof_.copies / 1e6, prof_.prepare / 1e6,
                  prof_.lslab / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
                  prof_.deliver / 1e6, prof_.launch / ops, prof_.wait / ops, prof_.frees / ops,
                  prof_.deliver / ops);

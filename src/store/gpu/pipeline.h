@@ -197,6 +197,7 @@ class Pipeline {
   struct Profile {
     uint64_t idle = 0, gather = 0, launch = 0, wait = 0, frees = 0, deliver = 0;
     uint64_t copies = 0, prepare = 0, lslab = 0;  // parts of launch: host time of the calls
+    uint64_t writes = 0, reserve = 0;  // parts of launch: the write-op pass, the rest after it
     uint64_t arbs = 0, ops = 0, batches = 0;
   } prof_;
   const bool profile_;

@@ -57,6 +57,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     // Writes only: a GET costs the host nothing here. A stored value gets a
     // blob address; the GPU fills it when the batch's values travel with it
     // (arb_layout.h), else the host copies it here.
+    StageTimer timer(profile_, &prof_.writes);
     const bool device_copy = DeviceCopiesValues(b, general_);
     const OpType* types = b.types();
     for (size_t i = 0; i < b.size(); ++i) {
@@ -89,6 +90,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   }
 
   // Slabs: reserve one per storing op, or run alone on what is left.
+  StageTimer reserve_timer(profile_, &prof_.reserve);
   if (!exclusive && s.storing > 0 && !store_->pool().Reserve(s.storing)) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;
