@@ -202,7 +202,7 @@ std::vector<OptionSpec> MakeOptions() {
       KVCG_U64("cpu-shards", store.cpu_shards, 0, 1u << 24, false, "CPU backend shards (power of two; 0 = auto)"),
       KVCG_U64("gpu-device", store.gpu_device, 0, 1024, false, "CUDA device ordinal"),
       KVCG_MEM("gpu-memory", store.gpu_memory_bytes, 0, false, "device memory for the slab pool; 0 = 3/4 of free"),
-      KVCG_U64("gpu-orchestrators", store.gpu_orchestrators, 1, 1024, false, "orchestrator threads (one stream each)"),
+      KVCG_U64("gpu-orchestrators", store.gpu_orchestrators, 1, 1024, false, "ignored: the GPU store has one ordered pipeline (accepted so old configs parse)"),
       KVCG_U64("gpu-max-batch-ops", store.gpu_max_batch_ops, 0, 1u << 30, false,
                "aggregated GPU batch bound; 0 = 2 x resident threads"),
       KVCG_U64("gpu-batch-timeout-us", store.gpu_batch_timeout_us, 0, 1000000, false,
