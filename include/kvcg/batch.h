@@ -175,6 +175,8 @@ class Batch {
     if (off == kOverflow) return {};
     return {key_bytes_ + off, size_t(d >> 32)};
   }
+  // A region of `bytes` from memory_, or from the heap when it has none.
+  Region NewRegion(size_t bytes);
   void GrowOps(size_t want);
   // Grows `r` to hold `want` bytes, keeping `used` of them.
   void Grow(Region& r, size_t used, size_t want);

@@ -186,17 +186,21 @@ void Batch::FreeRegion(Region& r) {
   r = Region{};
 }
 
-void Batch::Grow(Region& r, size_t used, size_t want) {
-  if (want <= r.cap) return;
-  size_t cap = std::max<size_t>({want, r.cap * 2, 256});
+Batch::Region Batch::NewRegion(size_t bytes) {
   Region fresh;
-  fresh.p = static_cast<char*>(memory_->Allocate(cap));
+  fresh.p = static_cast<char*>(memory_->Allocate(bytes));
   if (fresh.p == nullptr) {
-    fresh.p = static_cast<char*>(HeapBatchMemory()->Allocate(cap));
+    fresh.p = static_cast<char*>(HeapBatchMemory()->Allocate(bytes));
     fresh.heap = true;
     if (fresh.p == nullptr) throw std::bad_alloc();
   }
-  fresh.cap = cap;
+  fresh.cap = bytes;
+  return fresh;
+}
+
+void Batch::Grow(Region& r, size_t used, size_t want) {
+  if (want <= r.cap) return;
+  const Region fresh = NewRegion(std::max<size_t>({want, r.cap * 2, 256}));
   if (used != 0) std::memcpy(fresh.p, r.p, used);
   FreeRegion(r);
   r = fresh;
@@ -226,15 +230,7 @@ void Batch::Rebind() {
 void Batch::GrowOps(size_t want) {
   if (want <= op_cap_) return;
   const size_t cap = std::max<size_t>({want, op_cap_ * 2, 16});
-  Region fresh;
-  const size_t bytes = OpRegionBytes(cap);
-  fresh.p = static_cast<char*>(memory_->Allocate(bytes));
-  if (fresh.p == nullptr) {
-    fresh.p = static_cast<char*>(HeapBatchMemory()->Allocate(bytes));
-    fresh.heap = true;
-    if (fresh.p == nullptr) throw std::bad_alloc();
-  }
-  fresh.cap = bytes;
+  const Region fresh = NewRegion(OpRegionBytes(cap));
   // Copy each column into its new place.
   const OpType* t = types_;
   const uint64_t* k = keys_;
