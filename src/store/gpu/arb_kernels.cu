@@ -1,4 +1,4 @@
-// ARB prepare and translate kernels (arb_kernels.h explains the steps).
+// ARB prepare kernels (arb_kernels.h explains the steps).
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>

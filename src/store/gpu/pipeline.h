@@ -22,7 +22,7 @@
 //   * one slab reservation for the ARB (slab_pool.h);
 //   * on the slot's stream: copies in, ArbPrepare (check, hash, same-key
 //     numbering on the GPU), the L-Slab kernel (after the previous ARB's
-//     L-Slab kernel: stream event), ArbTranslate, one copy out into the
+//     L-Slab kernel: stream event; it writes the results), one copy out into the
 //     ARB's page-locked output buffer (result_epochs.h).
 // Complete, per ARB: frees and retires replaced memory (per write op),
 // then hands each batch a Results borrowing its slice of the output buffer
