@@ -14,6 +14,8 @@
 #   bench  GPU store benchmarks (issue 3)     apps  engine YCSB-B (issue 4),
 #          server vs redis-server (issue 6)
 #   cpu    CPU store vs libcuckoo on this host's cores (issue 2)
+#   python the Python package on the GPU backend: pytest, NumPy batches vs
+#          the C++ Store API (issue 15)
 #   eval   the KVCG paper's figures (issue 5), JSON + PNG
 # Environment: BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
@@ -200,6 +202,30 @@ PYEOF
   fi
   tar -C "$APPS" -cf "$OUT/apps.tar" . && rm -rf "$APPS"
   note "apps" "see apps-summary.txt"
+fi
+
+if [[ " $STAGES " == *" python "* ]]; then
+  echo "== python package (issue 15) on the GPU backend"
+  # The machine's python3 has pybind11, numpy and pytest: build _kvcg for it.
+  PY=$(command -v python3)
+  cmake -S . -B "$BUILD_DIR" -DKVCG_PYTHON="$PY" >>"$OUT/build.log" 2>&1 &&
+    cmake --build "$BUILD_DIR" -j "$JOBS" --target _kvcg >>"$OUT/build.log" 2>&1
+  export PYTHONPATH=$ROOT/$BUILD_DIR/python:$ROOT/python
+  if KVCG_TEST_BACKEND=auto timeout 300 "$PY" -m pytest -q -p no:cacheprovider python/tests >"$OUT/python.log" 2>&1; then
+    note "python tests (GPU)" "$(tail -1 "$OUT/python.log")"
+  else
+    note "python tests (GPU)" "FAILED: $(tail -1 "$OUT/python.log")"
+  fi
+  # NumPy 1 M-op batches vs the C++ Store API, same shape, one thread, same run.
+  c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  COMMIT=$c timeout 200 "$BUILD_DIR/bench/gpu/kvcg-bench-gpu" e2e --layout fixed8 --keys-log2 24 \
+      --threads 1 --depth 1 --batch 1048576 --seconds 2 --cpu 0 >"$OUT/python_cpp_ref.json" 2>>"$OUT/python.log"
+  if COMMIT=$c timeout 200 "$PY" bench/python/numpy_bench.py --backend gpu --keys 16777216 \
+      --batch 1048576 --cpp-json "$OUT/python_cpp_ref.json" >"$OUT/python_numpy.json" 2>>"$OUT/python.log"; then
+    note "python numpy bench" "$(python3 -c "import json;d=json.load(open('$OUT/python_numpy.json'));print(d['results'], 'vs C++', d.get('cpp_reference_mops'), 'ratio', d.get('get_many_vs_cpp'))")"
+  else
+    note "python numpy bench" "FAILED (see python.log)"
+  fi
 fi
 
 if [[ " $STAGES " == *" cpu "* ]]; then

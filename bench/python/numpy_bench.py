@@ -1,0 +1,87 @@
+"""NumPy batches through the kvcg Python package vs the C++ Store API (issue 15).
+
+Measures `store.get_many` / `store.put_many` on fixed8 uint64 NumPy arrays of
+--batch ops (1 M by default) against a store prefilled with --keys keys, one
+Python thread, and prints one JSON document. The C++ reference — the same
+shape through `Store::NewBatch` + `AppendBulk` + `Execute`, one thread, same
+batch size — is `kvcg-bench-gpu e2e --threads 1 --depth 1 --batch N`, which
+scripts/gpu-check.sh runs in the same call; this script only reports the
+Python side and, with --cpp-json, the ratio against that file.
+
+Bound: the PCIe bound printed by kvcg-bench-gpu e2e applies (same bytes per
+op); the Python layer adds only per-batch work (argument checks, one array
+allocation per output column).
+
+    PYTHONPATH=build/python:python python3 bench/python/numpy_bench.py --backend gpu
+"""
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+import kvcg
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--keys", type=int, default=1 << 24)
+    ap.add_argument("--batch", type=int, default=1 << 20)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--cpp-json", default="", help="kvcg-bench-gpu e2e JSON to compare with")
+    args = ap.parse_args()
+
+    rng = np.random.default_rng(1)
+    out = {"benchmark": "python_numpy_fixed8", "date": datetime.datetime.utcnow().isoformat() + "Z",
+           "commit": os.environ.get("COMMIT", "unknown"), "keys": args.keys, "batch_ops": args.batch,
+           "threads": 1, "api": "kvcg.Store.get_many/put_many on uint64 NumPy arrays (AppendBulk)"}
+    with kvcg.open(backend=args.backend, layout="fixed8", expected_keys=args.keys) as store:
+        info = store.info()
+        out["backend"], out["device"] = info["backend"], info["device"]
+        t0 = time.perf_counter()
+        for first in range(0, args.keys, args.batch):
+            k = np.arange(first, min(args.keys, first + args.batch), dtype=np.uint64)
+            store.put_many(k, k * np.uint64(3))
+        out["prefill_s"] = round(time.perf_counter() - t0, 3)
+        if len(store) != args.keys:
+            sys.exit(f"prefill: {len(store)} keys, want {args.keys}")
+        keys = rng.integers(0, args.keys, size=args.batch, dtype=np.uint64)
+        results = []
+        for name in ("get_many", "put_many"):
+            ops = 0
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < args.seconds:
+                if name == "get_many":
+                    values, found = store.get_many(keys)
+                    if not found.all() or not np.array_equal(values, keys * np.uint64(3)):
+                        sys.exit("get_many returned a wrong value")
+                else:
+                    prev, found = store.put_many(keys, keys * np.uint64(3))
+                    if not found.all():
+                        sys.exit("put_many: a prefilled key was not found")
+                ops += len(keys)
+            secs = time.perf_counter() - t0
+            results.append({"op": name, "mops": round(ops / secs / 1e6, 2)})
+        out["results"] = results
+    if args.cpp_json:
+        cpp = json.load(open(args.cpp_json))
+        ref = {}
+        for layout in cpp.get("layouts", []):
+            if layout.get("layout") != "fixed8":
+                continue
+            for m in layout.get("mixes", []):
+                ref[m.get("mix")] = round(m.get("gpu_ops_per_s", 0) / 1e6, 2)
+        out["cpp_reference_mops"] = ref
+        get_ref = ref.get("get100")
+        if get_ref:
+            out["get_many_vs_cpp"] = round(results[0]["mops"] / get_ref, 3)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
