@@ -220,9 +220,17 @@ if [[ " $STAGES " == *" python "* ]]; then
   c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
   COMMIT=$c timeout 200 "$BUILD_DIR/bench/gpu/kvcg-bench-gpu" e2e --layout fixed8 --keys-log2 24 \
       --threads 1 --depth 1 --batch 1048576 --seconds 2 --cpu 0 >"$OUT/python_cpp_ref.json" 2>>"$OUT/python.log"
-  if COMMIT=$c timeout 200 "$PY" bench/python/numpy_bench.py --backend gpu --keys 16777216 \
-      --batch 1048576 --cpp-json "$OUT/python_cpp_ref.json" >"$OUT/python_numpy.json" 2>>"$OUT/python.log"; then
-    note "python numpy bench" "$(python3 -c "import json;d=json.load(open('$OUT/python_numpy.json'));print(d['results'], 'vs C++', d.get('cpp_reference_mops'), 'ratio', d.get('get_many_vs_cpp'))")"
+  # redis-py (carried as a wheel in .whl, see README of the device tool) with
+  # pipelines against kvcg-server and redis-server on the same keys.
+  REDIS_ARGS=()
+  if [ -d .whl ]; then
+    "$PY" -m pip install -q --no-index --no-deps --target /tmp/whl-site .whl/*.whl >>"$OUT/python.log" 2>&1
+    export PYTHONPATH=$PYTHONPATH:/tmp/whl-site
+    REDIS_ARGS=(--kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --redis-server "$(command -v redis-server)")
+  fi
+  if COMMIT=$c timeout 280 "$PY" bench/python/numpy_bench.py --backend gpu --keys 16777216 \
+      --batch 1048576 --cpp-json "$OUT/python_cpp_ref.json" "${REDIS_ARGS[@]}" >"$OUT/python_numpy.json" 2>>"$OUT/python.log"; then
+    note "python numpy bench" "$(python3 -c "import json;d=json.load(open('$OUT/python_numpy.json'));print(d['results'], 'vs C++', d.get('cpp_reference_mops'), 'ratio', d.get('get_many_vs_cpp'), 'redis-py', d.get('redis_py_pipeline'))")"
   else
     note "python numpy bench" "FAILED (see python.log)"
   fi

@@ -19,12 +19,69 @@ import argparse
 import datetime
 import json
 import os
+import socket
+import subprocess
 import sys
 import time
 
 import numpy as np
 
 import kvcg
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def redis_py_rates(cmd, keys, seconds, depth):
+    """GET/SET throughput of one redis-py client with pipelines of `depth`
+    against the server started by `cmd` (a list; "{port}" is filled in),
+    over the same 8-byte keys (uint64 little-endian) as the NumPy run."""
+    import redis  # redis-py; carried as a wheel on the GPU machine
+
+    port = free_port()
+    proc = subprocess.Popen([c.replace("{port}", str(port)) for c in cmd],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        r = redis.Redis(port=port)
+        for _ in range(200):
+            try:
+                r.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raw = np.arange(keys, dtype=np.uint64)
+        kb = [raw[i:i + 1].tobytes() for i in range(keys)]
+        vb = [(raw[i:i + 1] * np.uint64(3)).tobytes() for i in range(keys)]
+        for first in range(0, keys, 10000):
+            p = r.pipeline(transaction=False)
+            for i in range(first, min(keys, first + 10000)):
+                p.set(kb[i], vb[i])
+            p.execute()
+        rng = np.random.default_rng(2)
+        out = {}
+        for op in ("get", "set"):
+            ops = 0
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                idx = rng.integers(0, keys, size=depth)
+                p = r.pipeline(transaction=False)
+                for i in idx:
+                    if op == "get":
+                        p.get(kb[i])
+                    else:
+                        p.set(kb[i], vb[i])
+                res = p.execute()
+                if op == "get" and any(v is None for v in res):
+                    sys.exit("redis-py GET: a preloaded key was missing")
+                ops += depth
+            out[op + "_mops"] = round(ops / (time.perf_counter() - t0) / 1e6, 3)
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def main():
@@ -34,6 +91,10 @@ def main():
     ap.add_argument("--batch", type=int, default=1 << 20)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--cpp-json", default="", help="kvcg-bench-gpu e2e JSON to compare with")
+    ap.add_argument("--kvcg-server", default="", help="kvcg-server binary: redis-py against it")
+    ap.add_argument("--redis-server", default="", help="redis-server binary: redis-py against it")
+    ap.add_argument("--redis-keys", type=int, default=1 << 20)
+    ap.add_argument("--pipeline", type=int, default=1000)
     args = ap.parse_args()
 
     rng = np.random.default_rng(1)
@@ -80,6 +141,19 @@ def main():
         get_ref = ref.get("get100")
         if get_ref:
             out["get_many_vs_cpp"] = round(results[0]["mops"] / get_ref, 3)
+    # The same keys through a Redis client with pipelining, one Python thread.
+    clients = {}
+    if args.kvcg_server:
+        clients["kvcg-server"] = redis_py_rates(
+            [args.kvcg_server, "--port", "{port}", "--backend", args.backend], args.redis_keys,
+            args.seconds, args.pipeline)
+    if args.redis_server:
+        clients["redis-server"] = redis_py_rates(
+            [args.redis_server, "--port", "{port}", "--save", "", "--appendonly", "no"],
+            args.redis_keys, args.seconds, args.pipeline)
+    if clients:
+        out["redis_py_pipeline"] = {"keys": args.redis_keys, "depth": args.pipeline,
+                                    "servers": clients}
     print(json.dumps(out, indent=1))
 
 
