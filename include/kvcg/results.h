@@ -16,7 +16,9 @@
 //   * release promptly: a Results held forever pins the memory of every
 //     value replaced after it (the store does not fail, it grows).
 // Using a view after its release is undefined (ASan catches it in the CPU
-// build's tests).
+// build's tests). A Results must be released before the Store that produced
+// it is destroyed (on the GPU backend its views point into the store's
+// memory).
 //
 // A Results is move-only and not thread-safe; it may be moved to and
 // released on any thread.
