@@ -10,8 +10,8 @@
 //     and joins the cold operations; an operation on a pending key queues
 //     behind the in-flight one (see hotcache/hot_cache.h).
 //  3. The cold operations and the misses form one canonical-store batch (the
-//     paper's GRB), submitted asynchronously; the canonical store's threads
-//     are the paper's orchestrators. Misses fill the cache when they return,
+//     paper's GRB), submitted asynchronously; the canonical store's pipeline
+//     plays the paper's orchestrators. Misses fill the cache when they return,
 //     then the operations queued behind them run.
 //  4. The batch's completion fires when its last operation is answered.
 //

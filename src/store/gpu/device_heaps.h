@@ -1,4 +1,4 @@
-// The general layout's out-of-slab memory, one pair of heaps per orchestrator.
+// The general layout's out-of-slab memory: the pipeline's pair of heaps.
 //
 // KeyRecordHeap: device memory for key records (lslab_types.h). The host
 // allocates a record for every PUT/CAS before launch (it cannot know whether
@@ -7,13 +7,14 @@
 // ValueHeap: values in pinned, device-mapped host memory (Mega-KV and the
 // paper keep values over 8 bytes outside the GPU index); the kernel swaps
 // blob pointers and reads blobs only to compare a CAS's expected value.
+// Small stored values are written into their blobs by the GPU (Reserve hands
+// out an address without touching it); larger ones by the host (Allocate).
 //
 // Both are size-class free lists (powers of two) over chunks carved with a
-// bump pointer; big blobs get their own allocation. Keys are routed to one
-// orchestrator by hash, so every record and blob of a key is allocated and
-// freed by the same thread: no locks. A blob or record returned by the kernel
-// as "previous" may still be read by results of the same batch, so the
-// orchestrator frees it only after the whole batch's results are built.
+// bump pointer; big blobs get their own allocation. Only the pipeline thread
+// allocates and frees: no locks. A replaced blob may still be read through
+// Results, so it is freed only when its epoch ends (result_epochs.h); a
+// record is never read by a consumer and is freed at the batch's completion.
 // Not thread-safe.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Host entry points of the L-Slab kernel (lslab_kernel.cu). Plain C++ so the
-// orchestrator (.cc, built by g++) can call them.
+// pipeline (.cc, built by g++) can call them.
 //
 // One launch executes one aggregated batch (ArbView) against the table
 // (TableView). Each tile of lanes (8 by default, up to the whole warp as in

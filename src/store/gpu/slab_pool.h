@@ -9,7 +9,7 @@
 // its reservation (its "allowance"). So a batch that reserved fully can never
 // see an empty pool, and ops of batches launched after it cannot overtake a
 // retry. Only when the budget (or the card) is exhausted does a batch run
-// with a partial allowance; it then runs alone on its orchestrator, and the
+// with a partial allowance; it then runs alone in the pipeline, and the
 // ops that found no slab come back as RETRY (retried after growth, else
 // kCapacityExhausted). The host learns how many slabs a batch took from its
 // allowance left over, so `used` is exact without reading the device.
