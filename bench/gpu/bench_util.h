@@ -82,24 +82,9 @@ struct Shape {
   const char* name() const { return general ? "general" : "fixed8"; }
 };
 
-// Appends a GET or PUT of key i to `b`: key and value are built on the
-// stack, nothing is allocated per op.
-inline void AppendOp(Batch& b, Shape shape, bool put, uint64_t i) {
-  uint64_t key[2] = {BenchKey(i), ~i};
-  const std::string_view k(reinterpret_cast<const char*>(key), shape.key_bytes());
-  if (!put) {
-    b.Get(k);
-    return;
-  }
-  char value[64];
-  const uint64_t tag = ValueTag(i);
-  std::memcpy(value, &tag, 8);
-  std::memset(value + 8, 'v', sizeof value - 8);
-  b.Put(k, std::string_view(value, shape.value_bytes()));
-}
-
-// The same ops as columns, appended with one Batch::AppendBulk call (the
-// columnar way an embedder fills a batch from arrays). Reused per thread.
+// A GET or PUT of key i, collected as columns and appended with one
+// Batch::AppendBulk call (the columnar way an embedder fills a batch from
+// arrays). Reused per thread: nothing is allocated per op once warm.
 struct Columns {
   std::vector<OpType> types;
   std::vector<uint64_t> keys;    // 1 (fixed8) or 2 (general) words per op

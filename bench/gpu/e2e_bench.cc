@@ -265,17 +265,18 @@ double Prefill(Store* store, Shape shape, uint64_t keys, int threads) {
   std::vector<std::thread> th;
   for (int t = 0; t < threads; ++t) {
     th.emplace_back([&] {
+      Columns cols;
       SubmitterLoop(sh, [&](Batch& b, Slot& s) {
         const uint64_t first = next_chunk.fetch_add(1) * sh.batch;
         if (first >= keys) return false;
         const uint64_t end = std::min<uint64_t>(keys, first + sh.batch);
-        b.Reserve(end - first, (end - first) * shape.key_bytes(),
-                  (end - first) * shape.value_bytes());
         s.want = Code::kNotFound;  // every key is new
+        cols.Clear();
         for (uint64_t k = first; k < end; ++k) {
-          AppendOp(b, shape, true, k);
+          cols.Add(shape, true, k);
           s.idx.push_back(k);
         }
+        cols.AppendTo(b, shape);
         return true;
       });
     });

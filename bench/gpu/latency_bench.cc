@@ -47,14 +47,16 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args) {
   row.us.reserve(size_t(args.iterations));
   Rng rng{5};
   std::vector<uint64_t> idx(kOps);
+  Columns cols;
   uint64_t sum = 0;
   for (int it = 0; it < args.iterations + kWarmup; ++it) {
     Batch b = store->NewBatch();
-    b.Reserve(kOps, kOps * shape.key_bytes(), kOps * shape.value_bytes());
+    cols.Clear();
     for (uint32_t i = 0; i < kOps; ++i) {
       idx[i] = rng.Next() & (keys - 1);
-      AppendOp(b, shape, rng.Chance(kPutPerMille), idx[i]);
+      cols.Add(shape, rng.Chance(kPutPerMille), idx[i]);
     }
+    cols.AppendTo(b, shape);
     const auto t0 = Clock::now();
     Results r = store->Execute(std::move(b));
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();

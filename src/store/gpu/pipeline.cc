@@ -239,13 +239,13 @@ void Pipeline::CompleteFront() {
   Complete(*s);
 }
 
-void Pipeline::Complete(Slot& s) {
-  // Poll rather than block: a blocking wait adds a wake-up to every ARB.
+bool Pipeline::Finish(Slot& s) {
   if (!s.launched_ok) {
     store_->pool().Release(s.reserved, s.reserved);
     FailAll(s, sticky_ != cudaSuccess ? Code::kInternal : s.fail);
-    return;
+    return false;
   }
+  // Poll rather than block: a blocking wait adds a wake-up to every ARB.
   cudaError_t err;
   {
     StageTimer t(profile_, &prof_.wait);
@@ -256,15 +256,27 @@ void Pipeline::Complete(Slot& s) {
     cudaGetLastError();
     store_->pool().Release(s.reserved, s.reserved);
     FailAll(s, Code::kInternal);
-    return;
+    return false;
   }
   const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
-  const int left = int(hdr[1]);
-  store_->pool().Release(s.reserved, s.reserved - uint64_t(left));
+  store_->pool().Release(s.reserved, s.reserved - uint64_t(int(hdr[1])));
   {
     StageTimer t(profile_, &prof_.frees);
     FreeWrites(s);
   }
+  if (hdr[2] != 0 && s.pool_exhausted) {
+    // Not one slab left, none held by other batches: really full.
+    uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
+    for (size_t i = 0; i < s.n; ++i) {
+      if (codes[i] == kRetryNoSlabCode) codes[i] = uint8_t(Code::kCapacityExhausted);
+    }
+  }
+  return true;
+}
+
+void Pipeline::Complete(Slot& s) {
+  if (!Finish(s)) return;
+  const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
   if (hdr[2] != 0) {
     if (s.exclusive) {
       RunRetries(s);
@@ -324,12 +336,8 @@ void Pipeline::RunRetries(Slot& s) {
   std::vector<Ref> todo;
   for (uint32_t r = 0; r < s.reqs.size(); ++r) {
     for (uint32_t i = 0; i < s.reqs[r]->batch.size(); ++i) {
-      uint8_t& c = codes[s.begin[r] + i];
-      if (c == kRetryNoSlabCode && s.pool_exhausted) {
-        c = uint8_t(Code::kCapacityExhausted);  // not one slab left, none held elsewhere
-      } else if (c == kRetryNoSlabCode || c == kRetryPoisonedCode) {
-        todo.push_back({r, i});
-      }
+      const uint8_t c = codes[s.begin[r] + i];
+      if (c == kRetryNoSlabCode || c == kRetryPoisonedCode) todo.push_back({r, i});
     }
   }
   const auto deadline = std::chrono::steady_clock::now() +
@@ -373,26 +381,8 @@ void Pipeline::RunRetries(Slot& s) {
     const bool starved = x.reserved == 0 && !x.pool_exhausted;
     if (!inflight_.empty() && inflight_.back() == &x) {
       inflight_.pop_back();
-      // Complete without recursing into retries: codes come back as markers.
-      cudaError_t err = x.launched_ok ? cudaSuccess : cudaErrorUnknown;
-      if (x.launched_ok) {
-        while ((err = cudaEventQuery(x.done)) == cudaErrorNotReady) CpuRelax();
-      }
-      if (err != cudaSuccess) {
-        if (x.launched_ok) sticky_ = err;
-        cudaGetLastError();
-        store_->pool().Release(x.reserved, x.reserved);
-        FailAll(x, x.launched_ok || sticky_ != cudaSuccess ? Code::kInternal : x.fail);
-      } else {
-        const uint32_t* hdr = reinterpret_cast<const uint32_t*>(x.arb->out + x.out_hdr);
-        store_->pool().Release(x.reserved, x.reserved - uint64_t(int(hdr[1])));
-        FreeWrites(x);
-        uint8_t* xc = reinterpret_cast<uint8_t*>(x.arb->out + x.out_codes);
-        for (size_t j = 0; j < x.n; ++j) {
-          if (xc[j] == kRetryNoSlabCode && x.pool_exhausted) xc[j] = uint8_t(Code::kCapacityExhausted);
-        }
-        Deliver(x);
-      }
+      // Finish without recursing into retries: codes come back as markers.
+      if (Finish(x)) Deliver(x);
     }
     todo.swap(again);
     if (starved) std::this_thread::sleep_for(std::chrono::microseconds(50));

@@ -157,7 +157,11 @@ class Pipeline {
   cudaError_t Issue(Slot& s, size_t input_bytes, const std::vector<ArbSegment>& segs,
                     const std::vector<PutEntry>& puts, bool host_hash);
   void CompleteFront();
-  // Waits for s, frees memory, re-runs retries (exclusive ARBs), delivers.
+  // Waits for s, releases its slabs, frees or retires its replaced memory,
+  // answers kCapacityExhausted where the pool is really full. False when s
+  // failed (its requests were answered with an error).
+  bool Finish(Slot& s);
+  // Finish, then re-run retries (exclusive ARBs), then deliver.
   void Complete(Slot& s);
   void RunRetries(Slot& s);
   void Deliver(Slot& s);
