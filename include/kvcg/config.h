@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kvcg/hash.h"
 
@@ -40,9 +41,49 @@ enum class Mode : uint8_t {
 bool ParseBackend(const std::string& text, Backend* out);
 bool ParseLayout(const std::string& text, Layout* out);
 bool ParseMode(const std::string& text, Mode* out);
+// "always" / "everysec" / "no" (Redis's appendfsync values).
+enum class FsyncPolicy : uint8_t;
+bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out);
+const char* FsyncPolicyName(FsyncPolicy policy);
 const char* BackendName(Backend backend);
 const char* LayoutName(Layout layout);
 const char* ModeName(Mode mode);
+
+// When the append-only log is forced to stable storage (Redis's appendfsync).
+enum class FsyncPolicy : uint8_t {
+  kAlways,    // A write's completion is called only after its log record is
+              // fsync'ed (group commit: one fsync covers every write waiting).
+  kEverySec,  // Written at once, fsync'ed about once a second: a crash loses
+              // at most ~1 s of acknowledged writes.
+  kNo,        // Written at once, fsync left to the OS.
+};
+
+// Redis's "save <seconds> <changes>": snapshot when at least `changes` writes
+// happened and `seconds` passed since the last snapshot.
+struct SaveRule {
+  uint64_t seconds = 0;
+  uint64_t changes = 0;
+};
+
+// Persistence (kvcg/durable.h). With `dir` empty the store lives in memory
+// only and Store::Open returns no Durable. Otherwise Open loads what `dir`
+// holds (the log when append_only, else the snapshot), then logs every
+// acknowledged write (append_only) and takes snapshots by `save_rules`.
+struct DurabilityConfig {
+  std::string dir;                          // Directory of every file below; "" = off.
+  bool append_only = false;                 // Redis "appendonly".
+  FsyncPolicy fsync = FsyncPolicy::kEverySec;  // Redis "appendfsync".
+  std::string snapshot_file = "dump.kvcg";  // Redis "dbfilename" (kvcg's own format, docs/PERSISTENCE.md).
+  std::string log_dir = "appendonlydir";    // Redis "appenddirname", inside dir.
+  std::string log_name = "appendonly.kvcg"; // Redis "appendfilename": prefix of the log's files.
+  std::vector<SaveRule> save_rules;         // Redis "save"; empty = no automatic snapshots.
+  // Redis "auto-aof-rewrite-percentage" / "-min-size": rewrite the log when it
+  // grew by this percentage over its size after the last rewrite and is at
+  // least min bytes. 0 percent = never automatically.
+  uint32_t auto_rewrite_percentage = 100;
+  uint64_t auto_rewrite_min_bytes = 64ull << 20;
+  bool load_on_open = true;  // false: start empty and overwrite what dir holds at the first save.
+};
 
 struct Config {
   Backend backend = Backend::kAuto;
@@ -84,6 +125,9 @@ struct Config {
     uint64_t min_samples = 10000;      // A periodic switch waits for this many samples.
   } router;
   uint64_t hot_cache_buckets = 0;  // Hot-cache buckets (8-entry nodes each); 0 = auto.
+
+  // --- Persistence: append-only log and snapshots (off by default).
+  DurabilityConfig durability;
 };
 
 }  // namespace kvcg

@@ -75,6 +75,7 @@ class Engine : public Store {
 };
 
 // The engine behind `store`, or null when it is a bare canonical store.
-inline Engine* AsEngine(Store* store) { return dynamic_cast<Engine*>(store); }
+// Looks through a Durable (kvcg/durable.h), which wraps the engine.
+Engine* AsEngine(Store* store);
 
 }  // namespace kvcg

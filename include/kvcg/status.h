@@ -21,6 +21,9 @@ enum class Code : uint8_t {
   kUnavailable,       // The backend cannot serve (e.g. no GPU, or the store is closing).
   kTimedOut,          // An internal retry (GPU full, model switch) outlasted its bound.
   kInternal,          // A bug or a device failure; the message says which.
+  kIoError,           // Durability: the append-only log could not be written, so the
+                      // write is not acknowledged; writes are refused until it can be
+                      // (Redis's MISCONF). Reads keep working.
 };
 
 // Stable, lowercase name of a code ("ok", "not_found", ...). Never null.

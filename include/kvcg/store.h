@@ -42,6 +42,7 @@
 #include "kvcg/batch.h"
 #include "kvcg/config.h"
 #include "kvcg/results.h"
+#include "kvcg/snapshot.h"
 #include "kvcg/status.h"
 
 namespace kvcg {
@@ -114,6 +115,22 @@ class Store {
 
   // Static description of the backend. Thread-safe.
   virtual StoreInfo Info() const = 0;
+
+  // Captures a point-in-time image of the store (kvcg/snapshot.h): it holds
+  // the effect of every operation of every batch whose Submit returned before
+  // this call started and of none submitted after this call returned; each
+  // operation in flight meanwhile is wholly in or wholly out, consistently
+  // with one instant. Submits may run concurrently and are never refused; the
+  // image does not change after this call returns, whatever they do.
+  // Costs: the CPU backend copies a shard the first time a write touches it
+  // before the reader has read it (copy-on-write per shard); the GPU backend
+  // pauses its pipeline while the table's index is copied to page-locked host
+  // memory (~24 bytes a key) and keeps replaced values until the reader is
+  // destroyed; the engine first writes its hot-cache updates back (Flush).
+  // Errors: kUnavailable for a Store that cannot take snapshots (the default
+  // for Store subclasses outside kvcg; every kvcg backend and mode can),
+  // kInternal on device failure. Thread-safe; several readers may be open.
+  virtual Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out);
 };
 
 }  // namespace kvcg

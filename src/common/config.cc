@@ -27,6 +27,23 @@ bool ParseMode(const std::string& text, Mode* out) {
   return true;
 }
 
+bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out) {
+  if (text == "always") *out = FsyncPolicy::kAlways;
+  else if (text == "everysec") *out = FsyncPolicy::kEverySec;
+  else if (text == "no") *out = FsyncPolicy::kNo;
+  else return false;
+  return true;
+}
+
+const char* FsyncPolicyName(FsyncPolicy policy) {
+  switch (policy) {
+    case FsyncPolicy::kAlways: return "always";
+    case FsyncPolicy::kEverySec: return "everysec";
+    case FsyncPolicy::kNo: return "no";
+  }
+  return "unknown";
+}
+
 const char* ModeName(Mode mode) {
   switch (mode) {
     case Mode::kGpuOnly: return "gpu-only";

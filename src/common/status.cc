@@ -14,6 +14,7 @@ const char* CodeName(Code code) {
     case Code::kUnavailable: return "unavailable";
     case Code::kTimedOut: return "timed_out";
     case Code::kInternal: return "internal";
+    case Code::kIoError: return "io_error";
   }
   return "unknown";
 }

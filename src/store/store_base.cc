@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "kvcg/durable.h"
+#include "kvcg/engine.h"
 #include "kvcg/store.h"
 
 namespace kvcg {
@@ -69,5 +71,15 @@ OpResult Store::Put(std::string_view key, std::string_view value) {
   return ExecuteOne(this, OpType::kPut, key, value);
 }
 OpResult Store::Delete(std::string_view key) { return ExecuteOne(this, OpType::kDelete, key, {}); }
+
+Engine* AsEngine(Store* store) {
+  if (Durable* durable = AsDurable(store)) store = durable->inner();
+  return dynamic_cast<Engine*>(store);
+}
+
+Status Store::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
+  out->reset();
+  return Status::Unavailable("this store cannot take snapshots");
+}
 
 }  // namespace kvcg
