@@ -70,6 +70,9 @@ struct PersistenceInfo {
   uint64_t loaded_keys = 0;              // keys loaded at Open
   double load_seconds = 0;               // time Open spent loading
   std::string load_source;               // "none", "snapshot <file>" or "log <dir>"
+  // Lines worth a warning in the server's log, e.g. "appendonlydir/x.incr:
+  // torn record at offset 123 (45 bytes) truncated". Empty when none.
+  std::vector<std::string> load_warnings;
 };
 
 class Durable : public Store {
