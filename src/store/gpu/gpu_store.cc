@@ -218,6 +218,18 @@ void GpuStore::Clear() {
   marker.cv.wait(lock, [&] { return marker.done; });
 }
 
+Status GpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
+  out->reset();
+  SnapshotMarker marker;
+  auto* r = new Request;
+  r->snapshot = &marker;
+  pipeline_->Enqueue(r);
+  std::unique_lock<std::mutex> lock(marker.mu);
+  marker.cv.wait(lock, [&] { return marker.done; });
+  if (marker.status.ok()) *out = std::move(marker.reader);
+  return marker.status;
+}
+
 StoreInfo GpuStore::Info() const {
   StoreInfo info;
   info.backend = Backend::kGpu;

@@ -10,8 +10,10 @@
 // the counters (keys, charged bytes, pool bump pointer, limits).
 //
 // Clear() queues a marker behind the work submitted before it; the pipeline
-// wipes the table when it gets there. It must not be called from a
-// completion (the pipeline thread would wait for itself).
+// wipes the table when it gets there. OpenSnapshot() queues a marker too;
+// the pipeline copies the table's index to page-locked host memory there
+// (pipeline_snapshot.cc). Neither may be called from a completion (the
+// pipeline thread would wait for itself).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -47,6 +49,10 @@ class GpuStore final : public Store {
   uint64_t MemoryBytes() const override;
   void Clear() override;
   StoreInfo Info() const override;
+  // Store::OpenSnapshot. Errors: kInternal on a device failure, or when the
+  // page-locked memory for the image (16 bytes a key, fixed8; 16 + the key
+  // rounded up to 8, general) cannot be had.
+  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
 
   // --- For the pipeline and benchmarks.
   const Config& config() const { return config_; }

@@ -51,6 +51,7 @@ Pipeline::~Pipeline() {
     if (s.done != nullptr) cudaEventDestroy(s.done);
     if (s.stream != nullptr) cudaStreamDestroy(s.stream);
   }
+  if (snapshot_totals_ != nullptr) cudaFree(snapshot_totals_);
 }
 
 cudaError_t Pipeline::Start() {
@@ -129,10 +130,14 @@ Pipeline::Slot& Pipeline::FreeSlot(const Slot* except) {
 void Pipeline::Run() {
   while (true) {
     epochs_.Collect();
-    if (clear_ != nullptr) {
-      Request* c = clear_;
-      clear_ = nullptr;
-      HandleClear(c);
+    if (marker_ != nullptr) {
+      Request* m = marker_;
+      marker_ = nullptr;
+      if (m->clear != nullptr) {
+        HandleClear(m);
+      } else {
+        HandleSnapshot(m);
+      }
       continue;
     }
     if (inflight_.empty() && pending_ == nullptr) {
@@ -200,8 +205,8 @@ bool Pipeline::Gather(Slot& s) {
       std::this_thread::yield();
       continue;
     }
-    if (r->clear != nullptr) {
-      clear_ = r;
+    if (r->marker()) {
+      marker_ = r;
       break;
     }
     const uint64_t bytes = InputBytes(r->batch, general_);

@@ -41,6 +41,12 @@
 // Clear() is a marker in the queue: the thread completes everything before
 // it, wipes the table, starts new heaps (the old value heap is retired as a
 // whole, since Results may still point into it) and goes on.
+//
+// OpenSnapshot() is a marker too: with everything before it completed and
+// nothing after it launched, the thread copies the table to page-locked
+// host memory (snapshot_kernels.h) and begins an epoch that the reader holds
+// (result_epochs.h), then goes on. The image is thus exactly the state
+// between the ARBs before the marker and those after it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -60,6 +66,7 @@
 #include "store/gpu/device_heaps.h"
 #include "store/gpu/pinned_memory.h"
 #include "store/gpu/result_epochs.h"
+#include "store/gpu/snapshot_kernels.h"
 
 namespace kvcg::store::gpu {
 
@@ -88,11 +95,22 @@ struct ClearMarker {
   bool done = false;
 };
 
-// One Submit call, or a Clear marker.
+// OpenSnapshot(): the caller waits for the pipeline's answer.
+struct SnapshotMarker {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+  std::unique_ptr<SnapshotReader> reader;
+};
+
+// One Submit call, or a Clear or snapshot marker.
 struct Request {
   Batch batch;
   Store::Completion done;
   ClearMarker* clear = nullptr;
+  SnapshotMarker* snapshot = nullptr;
+  bool marker() const { return clear != nullptr || snapshot != nullptr; }
 };
 
 class Pipeline {
@@ -168,6 +186,9 @@ class Pipeline {
   void FailAll(Slot& s, Code code);
   void FreeWrites(Slot& s);
   void HandleClear(Request* r);
+  void HandleSnapshot(Request* r);
+  // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
+  Status TakeSnapshot(std::unique_ptr<SnapshotReader>* out);
   static bool Ensure(DevBuf& b, size_t bytes);
 
   GpuStore* const store_;
@@ -179,7 +200,7 @@ class Pipeline {
   std::deque<Slot*> inflight_;
   cudaEvent_t last_lslab_ = nullptr;  // the newest launched ARB's L-Slab kernel
   Request* pending_ = nullptr;        // popped but did not fit the last ARB
-  Request* clear_ = nullptr;          // a Clear marker met while gathering
+  Request* marker_ = nullptr;         // a Clear or snapshot marker met while gathering
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -195,6 +216,7 @@ class Pipeline {
   std::unique_ptr<ValueHeap> values_;
   ResultEpochs epochs_;
   cudaError_t sticky_ = cudaSuccess;  // a failed device: answer kInternal from now on
+  SnapshotTotals* snapshot_totals_ = nullptr;  // device; made at the first snapshot
 
   // Where the thread's time goes (ns), printed to stderr at Stop() when
   // KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.

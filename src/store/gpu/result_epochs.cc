@@ -1,19 +1,21 @@
 // ResultEpochs (result_epochs.h).
 #include "store/gpu/result_epochs.h"
 
+#include <algorithm>
+
 namespace kvcg::store::gpu {
 
 ResultEpochs::~ResultEpochs() {
-  for (Arb* a : live_) {
-    memory_->Free(a->out, a->out_bytes);
-    delete a;
-  }
+  for (Arb* a : live_) End(a);
   for (Retired& r : limbo_) delete r.whole;
 }
 
 ResultEpochs::Arb* ResultEpochs::Begin(size_t out_bytes) {
-  char* out = static_cast<char*>(memory_->Allocate(out_bytes));
-  if (out == nullptr) return nullptr;
+  char* out = nullptr;
+  if (out_bytes != 0) {
+    out = static_cast<char*>(memory_->Allocate(out_bytes));
+    if (out == nullptr) return nullptr;
+  }
   Arb* a = new Arb;
   a->seq = next_seq_++;
   a->out = out;
@@ -22,14 +24,33 @@ ResultEpochs::Arb* ResultEpochs::Begin(size_t out_bytes) {
   return a;
 }
 
+void ResultEpochs::End(Arb* a) {
+  if (a->out != nullptr) memory_->Free(a->out, a->out_bytes);
+  delete a;
+}
+
 void ResultEpochs::Collect() {
   while (!live_.empty() && live_.front()->refs.load(std::memory_order_acquire) == 0) {
-    Arb* a = live_.front();
+    End(live_.front());
     live_.pop_front();
-    memory_->Free(a->out, a->out_bytes);
-    delete a;
   }
-  // Everything retired by an epoch older than the oldest live one is free.
+  if (live_.size() >= sweep_at_) {
+    // Something old is held (a snapshot, a kept Results): end the released
+    // epochs behind it, keeping the order of the rest.
+    size_t kept = 0;
+    for (size_t i = 0; i < live_.size(); ++i) {
+      Arb* a = live_[i];
+      if (a->refs.load(std::memory_order_acquire) == 0) {
+        End(a);
+      } else {
+        live_[kept++] = a;
+      }
+    }
+    live_.resize(kept);
+    sweep_at_ = std::max(kMinSweep, 2 * kept);
+  }
+  // Everything retired by an epoch older than the oldest live one is free:
+  // every epoch <= its seq has ended.
   const uint64_t min_live = live_.empty() ? next_seq_ : live_.front()->seq;
   while (!limbo_.empty() && limbo_.front().seq < min_live) {
     Retired r = limbo_.front();

@@ -15,6 +15,14 @@
 // Each Arb also owns the ARB's page-locked output buffer (codes and views),
 // which the Results of its requests borrow.
 //
+// A snapshot (Store::OpenSnapshot) is an epoch too, begun at its marker in
+// the pipeline with no output buffer: its image points at the blobs linked
+// then, and every later unlink or Clear() retires with a later sequence
+// number, so nothing the image points at is freed before its reader
+// releases the epoch. Such an epoch may be held for a long time (a snapshot
+// being written to disk), so an epoch released behind it is ended (its
+// output buffer freed) without waiting for it; only the retired blobs wait.
+//
 // Threads: Begin, Retire, RetireHeap, Collect and the destructor run on the
 // pipeline thread; Release on any thread (the consumer's).
 #pragma once
@@ -54,8 +62,8 @@ class ResultEpochs {
   ResultEpochs(const ResultEpochs&) = delete;
   ResultEpochs& operator=(const ResultEpochs&) = delete;
 
-  // A new epoch with an output buffer of `out_bytes`; null when no pinned
-  // memory can be had.
+  // A new epoch with an output buffer of `out_bytes` (none when 0); null
+  // when no pinned memory can be had.
   Arb* Begin(size_t out_bytes);
   // Drops one reference (a Results released, or the pipeline's hold).
   static void Release(Arb* arb) { arb->refs.fetch_sub(1, std::memory_order_acq_rel); }
@@ -68,10 +76,14 @@ class ResultEpochs {
   void RetireHeap(uint64_t seq, std::unique_ptr<ValueHeap> heap) {
     limbo_.push_back({seq, nullptr, nullptr, 0, heap.release()});
   }
-  // Ends fully released epochs (oldest first) and frees what they held.
+  // Ends fully released epochs and frees their output buffers, then frees
+  // what was retired before the oldest epoch still held. Amortized O(1) per
+  // epoch.
   void Collect();
   // Sequence number of the newest epoch begun (0 before the first).
   uint64_t last_seq() const { return next_seq_ - 1; }
+  // Epochs begun and not yet ended (for tests).
+  size_t live() const { return live_.size(); }
 
  private:
   struct Retired {
@@ -81,10 +93,17 @@ class ResultEpochs {
     uint64_t size;
     ValueHeap* whole;  // RetireHeap
   };
+  void End(Arb* a);  // frees its output buffer and a
+
   PinnedMemory* const memory_;
+  // Oldest first; ordered by seq (ended epochs are removed from anywhere).
   std::deque<Arb*> live_;
   std::deque<Retired> limbo_;
   uint64_t next_seq_ = 1;
+  // live_ is swept for released epochs behind a held one once it reaches
+  // this size, which then becomes twice what is left.
+  size_t sweep_at_ = kMinSweep;
+  static constexpr size_t kMinSweep = 64;
 };
 
 }  // namespace kvcg::store::gpu

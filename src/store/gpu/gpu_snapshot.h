@@ -1,0 +1,54 @@
+// GpuSnapshotReader: reads the GPU store's snapshot image (Store::OpenSnapshot,
+// kvcg/snapshot.h).
+//
+// The pipeline copies the table's index into one page-locked host buffer at
+// the snapshot's marker (snapshot_kernels.h gives the layout); this reader
+// walks that buffer and hands out views: keys (and fixed8 values) point into
+// the buffer, general values into their ValueBlobs in the store's value heap,
+// read in place, never copied. Those blobs stay valid because the reader
+// holds the epoch begun at the marker (result_epochs.h): whatever later
+// PUTs, DELETEs and Clear() replace is freed only after the reader is gone.
+//
+// Lifetime: owns the buffer and the epoch; its destructor frees the one and
+// releases the other, from any thread. It must be destroyed before the
+// store (the blobs and the epoch belong to it). Not thread-safe (one reader
+// thread at a time, as SnapshotReader says).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kvcg/snapshot.h"
+#include "store/gpu/result_epochs.h"
+
+namespace kvcg::store::gpu {
+
+class GpuSnapshotReader final : public SnapshotReader {
+ public:
+  // Entries per chunk returned by Next.
+  static constexpr size_t kChunkEntries = 4096;
+
+  // Takes `image` (`image_bytes` from cudaHostAlloc, or null when empty)
+  // holding `entries` entries, and `hold` (general layout: the epoch that
+  // keeps their blobs; may be null when nothing points outside the image).
+  GpuSnapshotReader(bool general, char* image, uint64_t image_bytes, uint64_t entries,
+                    std::unique_ptr<ResultEpochs::Lease> hold);
+  ~GpuSnapshotReader() override;
+  GpuSnapshotReader(const GpuSnapshotReader&) = delete;
+  GpuSnapshotReader& operator=(const GpuSnapshotReader&) = delete;
+
+  bool Next(SnapshotChunk* chunk) override;
+  uint64_t size() const override { return entries_; }
+  Status status() const override { return status_; }
+
+ private:
+  const bool general_;
+  char* const image_;
+  const uint64_t image_bytes_;
+  const uint64_t entries_;
+  std::unique_ptr<ResultEpochs::Lease> hold_;
+  uint64_t at_ = 0;  // byte offset of the next entry
+  Status status_;
+};
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,59 @@
+// Snapshot kernels: the L-Slab table copied to page-locked host memory, for
+// Store::OpenSnapshot (kvcg/snapshot.h).
+//
+// Two passes over every bucket's chain (head slab + overflow slabs), run by
+// the pipeline at a snapshot marker, when no other kernel touches the table
+// (pipeline.h), so both passes see the same table:
+//   1. SnapshotCount: how many entries and how many image bytes;
+//   2. SnapshotDump: every entry into one host buffer of exactly that size,
+//      which the host allocated in between (mapped, so the kernel writes it
+//      directly over the bus: no device staging buffer to fit in the budget).
+//
+// Image layout, entry after entry, in no particular order, 8-byte aligned:
+//   fixed8:  key word, value word (16 bytes; the words are the key's and the
+//            value's 8 bytes as stored)
+//   general: a copy of the entry's key record (lslab_types.h):
+//            word 0 the ValueBlob* (host pointer; the value is NOT copied,
+//            the reader reads it in place), word 1 key length (low 32) |
+//            value length (high 32), then the key bytes zero-padded to a
+//            multiple of 8: SnapshotEntryBytes(key length) bytes.
+// Thread-safety: the caller guarantees nothing else writes the table while
+// the kernels run; the kernels themselves are race-free (see the .cu).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "store/gpu/lslab_types.h"
+
+namespace kvcg::store::gpu {
+
+// Device-side totals of one snapshot (device memory, 64 bytes).
+struct SnapshotTotals {
+  unsigned long long entries;   // count pass: occupied slots
+  unsigned long long bytes;     // count pass: image bytes they need
+  unsigned long long cursor;    // dump pass: image bytes handed out
+  unsigned long long dumped;    // dump pass: entries met
+  unsigned long long overflow;  // dump pass: nonzero when an entry did not fit (a bug)
+  unsigned long long pad[3];
+};
+
+// Bytes one entry takes in the image.
+KVCG_HD inline uint64_t SnapshotEntryBytes(bool general, uint32_t key_bytes) {
+  return general ? 16 + ((uint64_t(key_bytes) + 7) & ~7ull) : 16;
+}
+
+// Zeroes *totals, then counts the table's entries and image bytes into it.
+// Enqueued on `stream`; returns the first launch error.
+cudaError_t SnapshotCount(bool general, const TableView& table, SnapshotTotals* totals,
+                          cudaStream_t stream);
+
+// Writes every entry into `image` (`image_bytes`, device-accessible host
+// memory), advancing totals->cursor / dumped; an entry that would pass
+// image_bytes is not written and sets totals->overflow. Run after
+// SnapshotCount on the same totals (cursor, dumped, overflow start at 0).
+cudaError_t SnapshotDump(bool general, const TableView& table, char* image, uint64_t image_bytes,
+                         SnapshotTotals* totals, cudaStream_t stream);
+
+}  // namespace kvcg::store::gpu
