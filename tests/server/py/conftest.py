@@ -179,3 +179,20 @@ def recv_until(sock, n_lines_or_marker, timeout=10.0):
             break
         data += b
     return data
+
+
+def wait_until(predicate, timeout=60.0, what="condition", interval=0.02):
+    """Polls `predicate` until it returns a true value (returned); fails after `timeout` seconds."""
+    deadline = time.time() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.time() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def persistence_info(client):
+    """INFO persistence as redis-py parses it (numbers as int/float, "ok"/"err" as str)."""
+    return client.info("persistence")
