@@ -1,5 +1,7 @@
 // Store::Open validates the Config and picks the backend (and, for modes
-// other than gpu-only, wraps it in the engine).
+// other than gpu-only, wraps it in the engine; with persistence configured,
+// wraps that in a Durable).
+#include "durability/durable_store.h"
 #include "kvcg/engine.h"
 #include "kvcg/store.h"
 #include "store/backends.h"
@@ -19,23 +21,34 @@ Status OpenCanonical(const Config& config, std::unique_ptr<Store>* out) {
   }
   return Status::InvalidArgument("unknown backend");
 }
+
+Status OpenVolatile(const Config& config, std::unique_ptr<Store>* out) {
+  if (config.mode == Mode::kGpuOnly) return OpenCanonical(config, out);
+  // kvcg and cpu-only: the engine (hot cache + router) over the canonical store.
+  Config canonical_config = config;
+  canonical_config.mode = Mode::kGpuOnly;
+  std::unique_ptr<Store> canonical;
+  Status s = OpenCanonical(canonical_config, &canonical);
+  if (!s.ok()) return s;
+  std::unique_ptr<Engine> engine;
+  s = Engine::Open(config, std::move(canonical), &engine);
+  if (s.ok()) *out = std::move(engine);
+  return s;
+}
 }  // namespace
 
 Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
   out->reset();
   Status s = store::ValidateConfig(config);
   if (!s.ok()) return s;
-  if (config.mode == Mode::kGpuOnly) return OpenCanonical(config, out);
-  // kvcg and cpu-only: the engine (hot cache + router) over the canonical store.
-  Config canonical_config = config;
-  canonical_config.mode = Mode::kGpuOnly;
-  std::unique_ptr<Store> canonical;
-  s = OpenCanonical(canonical_config, &canonical);
-  if (!s.ok()) return s;
-  std::unique_ptr<Engine> engine;
-  s = Engine::Open(config, std::move(canonical), &engine);
-  if (s.ok()) *out = std::move(engine);
-  return s;
+  std::unique_ptr<Store> store;
+  s = OpenVolatile(config, &store);
+  if (!s.ok() || config.durability.dir.empty()) {
+    *out = std::move(store);
+    return s;
+  }
+  // Persistence wraps whatever serves requests (kvcg/durable.h).
+  return durability::OpenDurable(config, std::move(store), out);
 }
 
 }  // namespace kvcg

@@ -7,7 +7,11 @@
 // available on this machine is skipped with the reason printed, never passed.
 #pragma once
 
+#include <stdlib.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -129,6 +133,51 @@ inline Status OpenKvcgMixed(const Config& config, std::unique_ptr<Store>* store)
   return s;
 }
 
+// Persistence rows: the Durable wrapper (kvcg/durable.h) around a backend or
+// the engine, logging every write. Each open gets a fresh directory (removed
+// at exit), so no store ever loads another's files.
+inline std::string FreshDurabilityDir() {
+  static std::mutex mu;
+  static std::vector<std::string>* dirs = [] {
+    auto* v = new std::vector<std::string>;
+    std::atexit([] {
+      for (const std::string& d : *dirs) std::filesystem::remove_all(d);
+    });
+    return v;
+  }();
+  std::string tmpl = (std::filesystem::temp_directory_path() / "kvcg-conformance-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return {};
+  std::lock_guard<std::mutex> lock(mu);
+  dirs->push_back(tmpl);
+  return tmpl;
+}
+inline Config LogAlways(Config c) {
+  c.durability.append_only = true;
+  c.durability.fsync = FsyncPolicy::kAlways;
+  return c;
+}
+inline Config LogEverySec(Config c) {
+  c.durability.append_only = true;
+  c.durability.fsync = FsyncPolicy::kEverySec;
+  return c;
+}
+inline Config CpuGeneralLogAlways() { return LogAlways(CpuGeneral()); }
+inline Config CpuFixed8LogEverySec() { return LogEverySec(CpuFixed8()); }
+inline Config KvcgMixedCpuGeneralLogAlways() { return LogAlways(KvcgMixedCpuGeneral()); }
+inline Config GpuGeneralLogAlways() { return LogAlways(GpuGeneral()); }
+inline Status OpenDurable(const Config& config, std::unique_ptr<Store>* store) {
+  Config c = config;
+  c.durability.dir = FreshDurabilityDir();
+  if (c.durability.dir.empty()) return Status::Internal("mkdtemp failed");
+  return Store::Open(c, store);
+}
+inline Status OpenDurableKvcgMixed(const Config& config, std::unique_ptr<Store>* store) {
+  Config c = config;
+  c.durability.dir = FreshDurabilityDir();
+  if (c.durability.dir.empty()) return Status::Internal("mkdtemp failed");
+  return OpenKvcgMixed(c, store);
+}
+
 inline const std::vector<BackendParam>& BackendParams() {
   static const std::vector<BackendParam> rows = {
       {"cpu-general", &CpuGeneral, &AlwaysAvailable, &Store::Open},
@@ -144,6 +193,11 @@ inline const std::vector<BackendParam>& BackendParams() {
       {"cpu-only-gpu-fixed8", &CpuOnlyGpuFixed8, &GpuRowAvailable, &Store::Open},
       {"kvcg-mixed-gpu-general", &KvcgMixedGpuGeneral, &GpuRowAvailable, &OpenKvcgMixed},
       {"kvcg-mixed-gpu-fixed8", &KvcgMixedGpuFixed8, &GpuRowAvailable, &OpenKvcgMixed},
+      {"cpu-general-log-always", &CpuGeneralLogAlways, &AlwaysAvailable, &OpenDurable},
+      {"cpu-fixed8-log-everysec", &CpuFixed8LogEverySec, &AlwaysAvailable, &OpenDurable},
+      {"kvcg-mixed-cpu-general-log-always", &KvcgMixedCpuGeneralLogAlways, &AlwaysAvailable,
+       &OpenDurableKvcgMixed},
+      {"gpu-general-log-always", &GpuGeneralLogAlways, &GpuRowAvailable, &OpenDurable},
   };
   return rows;
 }

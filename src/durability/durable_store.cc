@@ -1,0 +1,293 @@
+// DurableStore: the write path, Clear, loading and the log's start
+// (durable_store.h). Background jobs are in durable_jobs.cc.
+#include "durability/durable_store.h"
+
+#include <chrono>
+#include <utility>
+
+#include "durability/frame_file.h"
+#include "durability/log_format.h"
+#include "durability/snapshot_file.h"
+#include "store/backends.h"
+
+namespace kvcg::durability {
+
+namespace {
+// Completions the wrapped store ran inline while this thread held lanes;
+// delivered once they are released (durable_store.h).
+struct Deferred {
+  Store::Completion done;
+  Results results;
+};
+thread_local int tls_lanes_held = 0;
+thread_local std::vector<Deferred>* tls_deferred = nullptr;
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::unique_ptr<Store>* out) {
+  auto store = std::make_unique<DurableStore>(config, std::move(inner));
+  Status s = store->Start();
+  if (!s.ok()) return s;
+  *out = std::move(store);
+  return Status::Ok();
+}
+
+DurableStore::DurableStore(const Config& config, std::unique_ptr<Store> inner)
+    : config_(config), inner_(std::move(inner)), dcfg_(config.durability) {}
+
+std::string DurableStore::SnapshotPath() const {
+  std::lock_guard<std::mutex> lock(cfg_mu_);
+  return JoinPath(dcfg_.dir, dcfg_.snapshot_file);
+}
+std::string DurableStore::LogDir() const {
+  std::lock_guard<std::mutex> lock(cfg_mu_);
+  return JoinPath(dcfg_.dir, dcfg_.log_dir);
+}
+std::string DurableStore::ManifestPath() const {
+  std::lock_guard<std::mutex> lock(cfg_mu_);
+  return JoinPath(JoinPath(dcfg_.dir, dcfg_.log_dir), dcfg_.log_name + ".manifest");
+}
+
+Status DurableStore::Start() {
+  Status s = MakeDirs(dcfg_.dir);
+  if (!s.ok()) return s;
+  s = Load();
+  if (!s.ok()) return s;
+  last_save_time_ = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+  if (dcfg_.append_only) {
+    // Without a manifest the log starts from what was loaded (a snapshot):
+    // that state becomes its base. An empty store needs none.
+    const bool fresh = manifest_.base.empty() && manifest_.incrs.empty();
+    s = StartLog(/*new_base=*/fresh && inner_->Size() > 0);
+    if (!s.ok()) return s;
+  }
+  maintenance_ = std::thread([this] { Maintain(); });
+  return Status::Ok();
+}
+
+Status DurableStore::Load() {
+  if (!dcfg_.load_on_open) return Status::Ok();
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string manifest_path = ManifestPath();
+  if (dcfg_.append_only && FileExists(manifest_path)) {
+    Status s = LogManifest::Read(manifest_path, &manifest_);
+    if (!s.ok()) return s;
+    const std::string dir = LogDir();
+    uint64_t keys = 0;
+    if (!manifest_.base.empty()) {
+      const std::string base = JoinPath(dir, manifest_.base);
+      s = LoadSnapshotFile(base, inner_.get(), &keys);
+      if (!s.ok()) return s;
+      base_size_ = FileSize(base);
+    }
+    uint64_t records = 0;
+    for (size_t i = 0; i < manifest_.incrs.size(); ++i) {
+      const std::string path = JoinPath(dir, manifest_.incrs[i]);
+      uint64_t n = 0;
+      std::string warning;
+      s = ReplayLogFile(path, inner_.get(), i + 1 == manifest_.incrs.size(), &n, &warning);
+      if (!s.ok()) return s;
+      if (!warning.empty()) load_warnings_.push_back(warning);
+      records += n;
+      old_log_bytes_ += FileSize(path);
+    }
+    next_seq_ = manifest_.MaxSeq() + 1;
+    load_source_ = "log " + dir + " (" + std::to_string(keys) + " base keys, " + std::to_string(records) +
+                   " log records)";
+  } else if (FileExists(SnapshotPath())) {
+    uint64_t keys = 0;
+    Status s = LoadSnapshotFile(SnapshotPath(), inner_.get(), &keys);
+    if (!s.ok()) return s;
+    load_source_ = "snapshot " + SnapshotPath();
+  } else {
+    return Status::Ok();
+  }
+  loaded_keys_ = inner_->Size();
+  load_seconds_ = SecondsSince(t0);
+  return Status::Ok();
+}
+
+Status DurableStore::StartLog(bool new_base) {
+  const std::string dir = LogDir();
+  Status s = MakeDirs(dir);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(manifest_mu_);
+  const uint64_t seq = next_seq_++;
+  const std::string incr = LogManifest::IncrName(dcfg_.log_name, seq);
+  std::unique_ptr<AppendLog> log;
+  s = AppendLog::Create(JoinPath(dir, incr), &lanes_, dcfg_.fsync, &log);
+  if (!s.ok()) return s;
+  LogManifest next = manifest_;
+  if (new_base) {
+    // The log starts from the current state: write it as the base first.
+    std::unique_ptr<SnapshotReader> image;
+    s = inner_->OpenSnapshot(&image);
+    if (!s.ok()) return s;
+    const std::string base = LogManifest::BaseName(dcfg_.log_name, seq);
+    uint64_t bytes = 0;
+    s = WriteSnapshotFile(image.get(), JoinPath(dir, base), &bytes);
+    if (!s.ok()) return s;
+    base_size_ = bytes;
+    next = LogManifest{};
+    next.base = base;
+    old_log_bytes_ = 0;
+  }
+  next.incrs.push_back(incr);
+  s = next.Write(ManifestPath());
+  if (!s.ok()) return s;
+  manifest_ = std::move(next);
+  log_view_.store(log.get(), std::memory_order_release);
+  log_ = std::move(log);
+  return Status::Ok();
+}
+
+DurableStore::~DurableStore() {
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    stop_ = true;
+  }
+  job_cv_.notify_all();
+  if (maintenance_.joinable()) maintenance_.join();
+  {
+    std::unique_lock<std::mutex> lock(job_mu_);
+    job_cv_.wait(lock, [&] { return job_ == Job::kNone; });
+  }
+  if (job_thread_.joinable()) job_thread_.join();
+  if (log_) log_->SetClosing();
+  inner_.reset();  // completes every batch; parked completions are delivered at once
+  log_view_.store(nullptr);
+  log_.reset();
+}
+
+void DurableStore::Deliver(uint64_t gen, std::vector<uint32_t>* write_ops, Completion& done,
+                           Results&& results) {
+  AppendLog* log = log_view_.load(std::memory_order_acquire);
+  if (write_ops != nullptr && log != nullptr) {
+    log->WhenDurable(gen, std::move(*write_ops), std::move(done), std::move(results));
+  } else {
+    done(std::move(results));
+  }
+}
+
+void DurableStore::Submit(Batch batch, Completion done) {
+  const size_t n = batch.size();
+  uint64_t mask = 0;
+  uint32_t writes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (batch.type(i) == OpType::kGet) continue;
+    mask |= uint64_t(1) << LogLanes::LaneOf(batch.key(i));
+    ++writes;
+  }
+  if (writes == 0) {
+    inner_->Submit(std::move(batch), std::move(done));
+    return;
+  }
+  lanes_.Lock(mask);
+  AppendLog* log = log_.get();  // stable while a lane is held
+  if (log != nullptr && !log->healthy()) {
+    lanes_.Unlock(mask);
+    RefuseWrites(std::move(batch), std::move(done));
+    return;
+  }
+  LogLanes::Lane& first = lanes_.lane(size_t(__builtin_ctzll(mask)));
+  first.changes.fetch_add(writes, std::memory_order_relaxed);
+  uint64_t gen = 0;
+  std::vector<uint32_t> write_ops;
+  const bool wait = log != nullptr && log->policy() == FsyncPolicy::kAlways;
+  if (log != nullptr) {
+    if (wait) write_ops.reserve(writes);
+    for (size_t i = 0; i < n; ++i) {
+      if (batch.type(i) == OpType::kGet) continue;
+      // An op the store will refuse changes nothing: it needs no record.
+      if (store::CheckOperation(config_, batch, i) != Code::kOk) continue;
+      LogLanes::Lane& lane = lanes_.lane(LogLanes::LaneOf(batch.key(i)));
+      AppendLogRecord(&lane.records, batch, i);
+      ++lane.count;
+      if (lane.gen > gen) gen = lane.gen;
+      if (wait) write_ops.push_back(uint32_t(i));
+    }
+  }
+  std::vector<Deferred> deferred;
+  std::vector<Deferred>* outer = tls_deferred;
+  tls_deferred = &deferred;
+  ++tls_lanes_held;
+  inner_->Submit(std::move(batch), [this, gen, wait, write_ops = std::move(write_ops),
+                                    done = std::move(done)](Results&& results) mutable {
+    if (tls_lanes_held > 0 && tls_deferred != nullptr) {
+      // Inline, under our lanes: deliver after they are released.
+      Completion later = [this, gen, wait, ops = std::move(write_ops),
+                          done = std::move(done)](Results&& r) mutable {
+        Deliver(gen, wait ? &ops : nullptr, done, std::move(r));
+      };
+      tls_deferred->push_back(Deferred{std::move(later), std::move(results)});
+      return;
+    }
+    Deliver(gen, wait ? &write_ops : nullptr, done, std::move(results));
+  });
+  --tls_lanes_held;
+  tls_deferred = outer;
+  lanes_.Unlock(mask);
+  if (wait) log->Notify();
+  for (Deferred& d : deferred) d.done(std::move(d.results));
+}
+
+void DurableStore::RefuseWrites(Batch batch, Completion done) {
+  const size_t n = batch.size();
+  Batch reads = inner_->NewBatch();
+  std::vector<uint32_t> at;
+  for (size_t i = 0; i < n; ++i) {
+    if (batch.type(i) != OpType::kGet) continue;
+    reads.AppendFrom(batch, i);
+    at.push_back(uint32_t(i));
+  }
+  auto finish = [n, at = std::move(at), done = std::move(done)](Results&& r) {
+    ResultsBuilder b;
+    b.Reset(n);
+    for (size_t i = 0; i < n; ++i) b.SetCode(i, Code::kIoError);
+    for (size_t j = 0; j < at.size() && j < r.size(); ++j) b.SetView(at[j], r.code(j), r.value(j));
+    b.Keep(std::move(r));
+    done(b.Finish());
+  };
+  if (reads.empty()) {
+    finish(Results());
+    return;
+  }
+  inner_->Submit(std::move(reads), std::move(finish));
+}
+
+void DurableStore::Clear() {
+  std::lock_guard<std::mutex> admin(admin_mu_);  // log_ is stable under it
+  AppendLog* log = log_.get();
+  if (log == nullptr) {
+    lanes_.Lock(LogLanes::kAll);
+    lanes_.lane(0).changes.fetch_add(1, std::memory_order_relaxed);
+    inner_->Clear();
+    lanes_.Unlock(LogLanes::kAll);
+    return;
+  }
+  // A barrier: the CLEAR record must follow every earlier record of every
+  // lane in the file and precede every later one.
+  log->Barrier([&] {
+    std::string record, frame;
+    AppendClearRecord(&record);
+    AppendFrame(&frame, FrameKind::kLogRecords, 1, record);
+    log->FlushLocked(frame);  // a failure leaves the log unhealthy: writes are refused
+    lanes_.lane(0).changes.fetch_add(1, std::memory_order_relaxed);
+    inner_->Clear();
+  });
+}
+
+uint64_t DurableStore::Changes() const {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < LogLanes::kLanes; ++i) {
+    sum += const_cast<LogLanes&>(lanes_).lane(i).changes.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+}  // namespace kvcg::durability

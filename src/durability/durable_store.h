@@ -1,0 +1,138 @@
+// DurableStore: kvcg::Durable (kvcg/durable.h) — the append-only log and
+// snapshots around any Store (a backend or the engine).
+//
+// Writes take the lanes of their keys (log_lanes.h), append their records
+// and submit to the wrapped store under them, so the log's per-key order is
+// the store's; reads bypass all of it. Under FsyncPolicy::kAlways a write
+// batch's completion is parked in the AppendLog until the fsync covering it
+// (append_log.h). A completion that the wrapped store runs inline (the CPU
+// backend runs batches on the submitting thread) is deferred until the lanes
+// are released, so a completion may call Submit again.
+//
+// Snapshots are the wrapped store's OpenSnapshot (point-in-time by the
+// Store contract), written by snapshot_file.h. A log rewrite cuts the log
+// inside a barrier (every lane and the log's I/O lock held, so no write is
+// between the store and the log): the log continues in a new incremental
+// file, the manifest lists old files + the new one, and the image opened in
+// the barrier becomes the new base on a background thread; only then does
+// the manifest drop the old files. A crash at any point leaves a manifest
+// whose files replay to the acknowledged state.
+//
+// Background work (BGSAVE, rewrite) runs one job at a time on its own
+// thread; a maintenance thread applies the save rules and the automatic
+// rewrite, and starts a rewrite scheduled behind a BGSAVE.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "durability/append_log.h"
+#include "durability/log_lanes.h"
+#include "durability/log_manifest.h"
+#include "kvcg/config.h"
+#include "kvcg/durable.h"
+#include "kvcg/store.h"
+
+namespace kvcg::durability {
+
+// Wraps `inner` as config.durability says: loads the files, starts the log.
+// Errors: kIoError for unreadable/damaged files or a directory that cannot
+// be created (the message names the file and offset).
+Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::unique_ptr<Store>* out);
+
+class DurableStore final : public Durable {
+ public:
+  DurableStore(const Config& config, std::unique_ptr<Store> inner);
+  ~DurableStore() override;
+
+  // Loads the files and starts logging; called once by OpenDurable.
+  Status Start();
+
+  // Store
+  Batch NewBatch() override { return inner_->NewBatch(); }
+  void Submit(Batch batch, Completion done) override;
+  uint64_t Size() const override { return inner_->Size(); }
+  uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
+  void Clear() override;
+  StoreInfo Info() const override { return inner_->Info(); }
+  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override { return inner_->OpenSnapshot(out); }
+
+  // Durable
+  Status Save() override;
+  Status BackgroundSave() override;
+  Status RewriteLog() override;
+  Status SetAppendOnly(bool on) override;
+  void SetFsyncPolicy(FsyncPolicy policy) override;
+  void SetSaveRules(std::vector<SaveRule> rules) override;
+  Status SyncLog() override;
+  PersistenceInfo Persistence() const override;
+  DurabilityConfig durability_config() const override;
+  Store* inner() override { return inner_.get(); }
+
+ private:
+  enum class Job { kNone, kSave, kRewrite };
+
+  std::string SnapshotPath() const;
+  std::string LogDir() const;
+  std::string ManifestPath() const;
+  Status Load();
+  // Starts the log as a new incremental file of `manifest_` (or from a new
+  // base of the current state when `new_base`). Lanes must be quiet.
+  Status StartLog(bool new_base);
+  void RefuseWrites(Batch batch, Completion done);
+  void Deliver(uint64_t gen, std::vector<uint32_t>* write_ops, Completion& done, Results&& results);
+
+  // Jobs (durable_jobs.cc).
+  Status BeginJob(Job kind);  // kUnavailable with Redis's text when one runs
+  void EndJob(Job kind, bool ok, int64_t started_s, double seconds);
+  Status WriteSnapshot(std::unique_ptr<SnapshotReader> image, uint64_t changes_at_open, int64_t started_s);
+  Status StartRewrite();
+  void FinishRewrite(std::unique_ptr<SnapshotReader> image, uint64_t seq, int64_t started_s);
+  void Maintain();
+  uint64_t Changes() const;
+
+  const Config config_;
+  std::unique_ptr<Store> inner_;
+  LogLanes lanes_;
+
+  mutable std::mutex cfg_mu_;  // dcfg_
+  DurabilityConfig dcfg_;
+
+  std::mutex admin_mu_;  // Clear, a rewrite's cut, SetAppendOnly: one at a time
+  std::unique_ptr<AppendLog> log_;  // changed only under admin_mu_ with every lane held
+  std::atomic<AppendLog*> log_view_{nullptr};  // for readers outside the lanes
+
+  std::mutex manifest_mu_;
+  LogManifest manifest_;
+  uint64_t next_seq_ = 1;
+
+  mutable std::mutex job_mu_;
+  std::condition_variable job_cv_;
+  Job job_ = Job::kNone;
+  std::thread job_thread_;
+  bool rewrite_scheduled_ = false;
+  uint64_t changes_base_ = 0;      // Changes() at the last successful save
+  int64_t last_save_time_ = 0;     // unix seconds
+  int64_t last_bgsave_try_ = 0;    // unix seconds of the last failed automatic save
+  bool last_bgsave_ok_ = true, last_rewrite_ok_ = true;
+  int64_t last_bgsave_secs_ = -1, last_rewrite_secs_ = -1;
+  uint64_t saves_ = 0;
+  std::atomic<uint64_t> base_size_{0};      // bytes of the log's base after the last rewrite
+  std::atomic<uint64_t> old_log_bytes_{0};  // bytes of the incremental files before the current one
+  bool stop_ = false;
+  std::thread maintenance_;
+
+  // Set once by Load.
+  uint64_t loaded_keys_ = 0;
+  double load_seconds_ = 0;
+  std::string load_source_ = "none";
+  std::vector<std::string> load_warnings_;
+};
+
+}  // namespace kvcg::durability

@@ -1,0 +1,61 @@
+// LogLanes: where writes queue their log records before the log writes them,
+// and the locks that put the log in the same order as the store.
+//
+// A write batch locks the lanes of its keys (lane = hash of the key, 64
+// lanes, always taken in ascending order), appends its records to those
+// lanes' buffers, and submits to the store while still holding them. Two
+// batches that write one key therefore reach both the log and the store in
+// the same order (the store keeps same-key order across successive Submit
+// calls, DESIGN.md §2), so replaying the log rebuilds exactly the state the
+// store reached — CAS outcomes included — without logging outcomes.
+// Batches on different lanes never wait for each other. A lane's records
+// reach the file in lane order; records of different lanes may interleave in
+// any order, which is harmless because they concern different keys.
+// Clear, a log rewrite and turning the log on take every lane (a barrier).
+//
+// `gen` tags a lane's current buffer with the flush cycle that will write
+// it (append_log.h): a write waiting for fsync waits for that cycle.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "kvcg/hash.h"
+
+namespace kvcg::durability {
+
+class LogLanes {
+ public:
+  static constexpr size_t kLanes = 64;
+
+  struct alignas(64) Lane {
+    std::mutex mu;
+    std::string records;  // whole log records, in append order
+    uint32_t count = 0;   // records in `records`
+    uint64_t gen = 1;     // the flush cycle that will write `records`
+    std::atomic<uint64_t> changes{0};  // writes counted here (for save rules); summed by readers
+  };
+
+  static uint32_t LaneOf(std::string_view key) {
+    return uint32_t(Xxh3Hash(key) >> 58);  // top 6 bits: 64 lanes
+  }
+
+  Lane& lane(size_t i) { return lanes_[i]; }
+
+  // Locks / unlocks the lanes whose bits are set in `mask`, in ascending order.
+  void Lock(uint64_t mask) {
+    for (uint64_t m = mask; m != 0; m &= m - 1) lanes_[__builtin_ctzll(m)].mu.lock();
+  }
+  void Unlock(uint64_t mask) {
+    for (uint64_t m = mask; m != 0; m &= m - 1) lanes_[__builtin_ctzll(m)].mu.unlock();
+  }
+  static constexpr uint64_t kAll = ~uint64_t(0);
+
+ private:
+  Lane lanes_[kLanes];
+};
+
+}  // namespace kvcg::durability
