@@ -43,8 +43,7 @@ std::string ErrorText(const Status& s, const char* fallback) {
 void Save(CommandContext& ctx) {
   Durable* durable = DurableOrError(ctx);
   if (durable == nullptr) return;
-  Status s = durable->Save();
-  ctx.server.persistence().Refresh();
+  Status s = ctx.server.persistence().Save(/*wait_for_background_save=*/false);
   if (s.ok()) {
     spdlog::info("event=saved by=client id={}", ctx.conn.id());
     ctx.out.Ok();
@@ -73,22 +72,25 @@ void BgSave(CommandContext& ctx) {
     ctx.out.SimpleString("Background saving started");
     return;
   }
-  if (s.code() != Code::kUnavailable) {
+  // kUnavailable also means "cannot take a snapshot now" for other reasons:
+  // the state tells a running job apart from those.
+  PersistenceInfo p = durable->Persistence();
+  bool busy = s.code() == Code::kUnavailable;
+  if (busy && (p.bgsave_in_progress || s.message() == "Background save already in progress")) {
+    ctx.Error("ERR Background save already in progress");
+  } else if (busy && (p.aof_rewrite_in_progress || p.aof_rewrite_scheduled)) {
+    if (schedule) {
+      // A log rewrite holds the background slot; the cron starts the save after it.
+      ctx.server.persistence().ScheduleBackgroundSave();
+      ctx.out.SimpleString("Background saving scheduled");
+    } else {
+      ctx.Error(
+          "ERR Another child process is active (AOF?): can't BGSAVE right now. "
+          "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
+    }
+  } else {
     spdlog::error("event=bgsave_failed error=\"{}\"", s.ToString());
     ctx.Error(ErrorText(s, "Background save failed"));
-    return;
-  }
-  PersistenceInfo p = durable->Persistence();
-  if (p.bgsave_in_progress) {
-    ctx.Error("ERR Background save already in progress");
-  } else if (schedule) {
-    // A log rewrite holds the background slot; the cron starts the save after it.
-    ctx.server.persistence().ScheduleBackgroundSave();
-    ctx.out.SimpleString("Background saving scheduled");
-  } else {
-    ctx.Error(
-        "ERR Another child process is active (AOF?): can't BGSAVE right now. "
-        "Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
   }
 }
 
@@ -108,7 +110,9 @@ void BgRewriteAof(CommandContext& ctx) {
     spdlog::info("event=aof_rewrite_{} by=client id={}", scheduled ? "scheduled" : "started", ctx.conn.id());
     ctx.out.SimpleString(scheduled ? "Background append only file rewriting scheduled"
                                    : "Background append only file rewriting started");
-  } else if (s.code() == Code::kUnavailable) {
+  } else if (s.code() == Code::kUnavailable &&
+             (s.message() == "Background append only file rewriting already in progress" ||
+              durable->Persistence().aof_rewrite_in_progress)) {
     ctx.Error("ERR Background append only file rewriting already in progress");
   } else if (s.code() == Code::kInvalidArgument) {
     // Redis can write an AOF with appendonly off; kvcg keeps a log only while it is on.

@@ -27,24 +27,6 @@ std::string ConfigSetError(const char* option, const std::string& why) {
   return std::string("ERR CONFIG SET failed (possibly related to argument '") + option + "') - " + why;
 }
 
-// Save() refuses while a background save or log rewrite runs; Redis would
-// kill its child and save in the foreground, we wait for ours to end.
-Status SaveWhenFree(Durable* durable) {
-  auto start = std::chrono::steady_clock::now();
-  auto next_note = start + std::chrono::seconds(5);
-  for (;;) {
-    Status s = durable->Save();
-    if (s.code() != Code::kUnavailable) return s;
-    PersistenceInfo p = durable->Persistence();
-    if (!p.bgsave_in_progress && !p.aof_rewrite_in_progress && !p.aof_rewrite_scheduled) return s;
-    if (std::chrono::steady_clock::now() >= next_note) {
-      spdlog::info("event=shutdown_save_waiting reason=\"background save or log rewrite in progress\"");
-      next_note += std::chrono::seconds(5);
-    }
-    std::this_thread::sleep_for(kBusyPoll);
-  }
-}
-
 }  // namespace
 
 PersistenceControl::~PersistenceControl() { Stop(); }
@@ -140,9 +122,36 @@ bool PersistenceControl::WantsSave(ShutdownSave mode) const {
   return mode == ShutdownSave::kSave || !durable_->durability_config().save_rules.empty();
 }
 
+Status PersistenceControl::Save(bool wait_for_background_save) {
+  if (durable_ == nullptr) return Status::Unavailable("persistence is off");
+  // Save() refuses while a background save or log rewrite runs. Redis's SAVE
+  // saves during an AOF rewrite (and SHUTDOWN kills a BGSAVE child and
+  // saves): we wait for our background job to end instead.
+  auto next_note = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  int idle_refusals = 0;
+  for (;;) {
+    Status s = durable_->Save();
+    if (s.code() != Code::kUnavailable) {
+      Refresh();
+      return s;
+    }
+    PersistenceInfo p = durable_->Persistence();
+    bool rewrite = p.aof_rewrite_in_progress || p.aof_rewrite_scheduled;
+    if (p.bgsave_in_progress && !wait_for_background_save) return s;
+    // Neither is running any more: it just ended (try again), or the store
+    // refuses for another reason (closing), which a few tries tell apart.
+    if (!p.bgsave_in_progress && !rewrite && ++idle_refusals > 3) return s;
+    if (std::chrono::steady_clock::now() >= next_note) {
+      spdlog::info("event=save_waiting reason=\"background save or log rewrite in progress\"");
+      next_note += std::chrono::seconds(5);
+    }
+    std::this_thread::sleep_for(kBusyPoll);
+  }
+}
+
 Status PersistenceControl::SaveBeforeShutdown(ShutdownSave mode) {
   if (!WantsSave(mode)) return Status::Ok();
-  Status s = SaveWhenFree(durable_);
+  Status s = Save(/*wait_for_background_save=*/true);
   if (!s.ok()) {
     spdlog::error("event=shutdown_save_failed error=\"{}\"", s.ToString());
   } else {
@@ -160,7 +169,7 @@ Status PersistenceControl::FinishAtShutdown(ShutdownSave mode) {
     // other clients made before the drain finished.
     PersistenceInfo p = durable_->Persistence();
     if (p.changes_since_last_save > 0 || p.saves == 0 || !p.last_bgsave_ok || mode == ShutdownSave::kSave) {
-      Status s = SaveWhenFree(durable_);
+      Status s = Save(/*wait_for_background_save=*/true);
       if (!s.ok()) {
         spdlog::error("event=shutdown_save_failed error=\"{}\"", s.ToString());
         first = s;
@@ -219,6 +228,10 @@ void PersistenceControl::AppendInfo(std::string* out) const {
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.3f", p.load_seconds);
   line("kvcg_load_seconds", seconds);
+  // redis-py and others split INFO values at ',' (e.g. "(3 base keys, 5 log records)").
+  for (char& ch : p.load_source) {
+    if (ch == ',') ch = ';';
+  }
   line("kvcg_load_source", p.load_source);
   num("kvcg_load_warnings", p.load_warnings.size());
 }

@@ -73,6 +73,13 @@ class PersistenceControl {
   // Recomputes writes_denied() now (after a save or a config change).
   void Refresh();
 
+  // SAVE: a snapshot now, on stable storage when this returns. Waits for a
+  // running log rewrite (Redis saves during one); a running background save
+  // is waited for only with `wait_for_background_save` (SHUTDOWN), else it
+  // is kUnavailable "Background save already in progress" (SAVE).
+  // kUnavailable when persistence is off; else Durable::Save's errors.
+  Status Save(bool wait_for_background_save);
+
   // BGSAVE SCHEDULE: start a background save as soon as none and no log
   // rewrite is running.
   void ScheduleBackgroundSave();

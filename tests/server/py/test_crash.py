@@ -30,7 +30,7 @@ THREADS = 4
 KEYS_PER_THREAD = 40
 COUNTERS_PER_THREAD = 4
 CYCLES = int(os.environ.get("KVCG_CRASH_CYCLES", "21"))
-ARGS = ["--appendonly", "yes", "--appendfsync", "always", "--save", "", "--io-threads", "2"]
+ARGS = ["--appendonly", "yes", "--appendfsync", "always", "--save", ""]
 
 
 class KeyHistory:
