@@ -404,10 +404,11 @@ void FlushAll(CommandContext& ctx) {
       return;
     }
     // As Redis 7.0 does with save rules: an empty snapshot right away, so a
-    // crash cannot bring the flushed keys back from the previous one.
+    // crash cannot bring the flushed keys back from the previous one. A
+    // running BGSAVE (its image predates the flush) is waited for, then
+    // overwritten; Redis kills its child instead.
     if (!durable->durability_config().save_rules.empty()) {
-      Status s = durable->Save();
-      ctx.server.persistence().Refresh();
+      Status s = ctx.server.persistence().Save(/*wait_for_background_save=*/true);
       if (!s.ok()) spdlog::warn("event=flushall_save_failed error=\"{}\"", s.ToString());
     }
   }

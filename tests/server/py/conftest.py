@@ -38,8 +38,12 @@ def server_command(binary, args):
     return [binary, "--port", "0", "--backend", "cpu", "--io-threads", "2"] + extra + list(args)
 
 
+_started = []  # every ServerProcess, so a failing test cannot leave one running
+
+
 class ServerProcess:
     def __init__(self, binary, args, preexec_fn=None):
+        _started.append(self)
         args = list(args)
         self.own_dir = None
         if "--dir" not in args:
@@ -139,6 +143,17 @@ def start_server(server_binary):
     yield start
     for s in started:
         s.stop()
+
+
+@pytest.fixture(autouse=True)
+def stop_servers_of_the_test():
+    """Stops the servers a test started itself (a failed assertion skips its own cleanup);
+    session-scoped servers exist before this fixture runs and are left alone."""
+    before = len(_started)
+    yield
+    for s in _started[before:]:
+        s.stop()
+    del _started[before:]
 
 
 @pytest.fixture(scope="session")
