@@ -95,6 +95,10 @@ FrameFileReader::Next FrameFileReader::Read(FrameHeader* header, std::string_vie
     what_ = "bad frame magic";
     return Next::kDamaged;
   }
+  if (!header->header_ok) {
+    what_ = "bad frame header check";
+    return Next::kDamaged;
+  }
   const uint64_t total = kFrameHeaderBytes + uint64_t(header->payload_bytes);
   if (total > left) {
     what_ = "incomplete frame (" + std::to_string(left) + " of " + std::to_string(total) + " bytes) at the end";

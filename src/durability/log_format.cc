@@ -105,7 +105,10 @@ void AppendFrame(std::string* out, FrameKind kind, uint32_t records, std::string
   PutU32(out, kFrameMagic);
   PutU32(out, uint32_t(payload.size()));
   PutU32(out, records);
-  PutU32(out, uint32_t(kind));
+  const uint16_t k = uint16_t(kind);
+  out->append(reinterpret_cast<const char*>(&k), 2);
+  const uint16_t check = uint16_t(XXH3_64bits(out->data() + at, 14));
+  out->append(reinterpret_cast<const char*>(&check), 2);
   const uint64_t sum = XXH3_64bits_withSeed(payload.data(), payload.size(), HeaderSeed(out->data() + at));
   PutU64(out, sum);
   out->append(payload);
@@ -116,7 +119,11 @@ FrameHeader ParseFrameHeader(const char* p) {
   h.magic = GetU32(p);
   h.payload_bytes = GetU32(p + 4);
   h.records = GetU32(p + 8);
-  h.kind = GetU32(p + 12);
+  uint16_t kind, check;
+  std::memcpy(&kind, p + 12, 2);
+  std::memcpy(&check, p + 14, 2);
+  h.kind = kind;
+  h.header_ok = check == uint16_t(XXH3_64bits(p, 14));
   h.checksum = GetU64(p + 16);
   return h;
 }

@@ -6,9 +6,11 @@
 //   file header:  magic[8] ("KVCGLOG\0" log, "KVCGSNP\0" snapshot)
 //                 u32 version (1), u32 flags (0), u64 created (unix ms), u64 0
 //   frame header: u32 magic 0x4B564652 ("RFVK" on disk), u32 payload bytes,
-//                 u32 records, u32 kind, u64 checksum
+//                 u32 records, u16 kind, u16 header check, u64 checksum
+//   header check = low 16 bits of XXH3-64 of the header's first 14 bytes, so
+//                 a damaged length is told from a frame cut short by a crash
 //   checksum   =  XXH3-64 of the payload, seeded with the header's first
-//                 16 bytes, so a flipped length, count or kind is caught too
+//                 16 bytes
 //
 // Records (little-endian, lengths as LEB128 varints):
 //   log:      u8 type (1 PUT, 2 DELETE, 3 CAS, 4 CLEAR), varint key length,
@@ -73,6 +75,7 @@ struct FrameHeader {
   uint32_t payload_bytes = 0;
   uint32_t records = 0;
   uint32_t kind = 0;
+  bool header_ok = false;  // the header check matched
   uint64_t checksum = 0;
 };
 FrameHeader ParseFrameHeader(const char* p);
