@@ -211,3 +211,15 @@ def wait_until(predicate, timeout=60.0, what="condition", interval=0.02):
 def persistence_info(client):
     """INFO persistence as redis-py parses it (numbers as int/float, "ok"/"err" as str)."""
     return client.info("persistence")
+
+
+def status_reply(server, *args, timeout=60.0):
+    """Sends one command on a fresh connection and returns its reply line as the server
+    wrote it ("+Background saving started", "-ERR ..."): redis-py turns some of them
+    into True."""
+    cmd = b"*%d\r\n" % len(args) + b"".join(
+        b"$%d\r\n%s\r\n" % (len(a), a) for a in (x if isinstance(x, bytes) else str(x).encode() for x in args))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as s:
+        s.sendall(cmd)
+        line = recv_until(s, b"\r\n", timeout=timeout)
+    return line.split(b"\r\n", 1)[0].decode()
