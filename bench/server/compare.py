@@ -81,11 +81,21 @@ def parse_info(text):
 
 
 def start_kvcg(binary, extra):
-    # Persistence off as for redis-server below: no snapshot rules, appendonly
-    # no, and a throw-away --dir so nothing is written into the checkout.
-    data_dir = tempfile.mkdtemp(prefix="kvcg-bench-")
-    p = subprocess.Popen([binary, "--port", "0", "--loglevel", "warning", "--save", "", "--appendonly", "no",
-                          "--dir", data_dir] + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Persistence off as for redis-server below (no snapshot rules, appendonly
+    # no) and a throw-away --dir so nothing is written into the checkout,
+    # unless `extra` says otherwise (bench/server/persistence.py does; a flag
+    # may be given only once).
+    data_dir = None
+    defaults = []
+    if "--save" not in extra:
+        defaults += ["--save", ""]
+    if "--appendonly" not in extra:
+        defaults += ["--appendonly", "no"]
+    if "--dir" not in extra:
+        data_dir = tempfile.mkdtemp(prefix="kvcg-bench-")
+        defaults += ["--dir", data_dir]
+    p = subprocess.Popen([binary, "--port", "0", "--loglevel", "warning"] + defaults + extra, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     p.data_dir = data_dir
     line = p.stdout.readline()
     if not line.startswith("kvcg-server ready:"):
