@@ -168,7 +168,7 @@ Status PersistenceControl::FinishAtShutdown(ShutdownSave mode) {
     // A SHUTDOWN already saved before answering: save again only for writes
     // other clients made before the drain finished.
     PersistenceInfo p = durable_->Persistence();
-    if (p.changes_since_last_save > 0 || p.saves == 0 || !p.last_bgsave_ok || mode == ShutdownSave::kSave) {
+    if (p.changes_since_last_save > 0 || p.saves == 0 || !p.last_bgsave_ok) {
       Status s = Save(/*wait_for_background_save=*/true);
       if (!s.ok()) {
         spdlog::error("event=shutdown_save_failed error=\"{}\"", s.ToString());
