@@ -24,6 +24,9 @@
 //  * MemoryBytes() flushes logged hot-cache updates first (a short block),
 //    except inside a completion, where it leaves them out.
 //  * Clear() blocks like a switch; do not call it from a completion.
+//  * OpenSnapshot() runs the switch protocol without a model change (block,
+//    drain, replay) and opens the canonical store's snapshot inside the
+//    block; from inside a completion it answers kInvalidArgument.
 #pragma once
 
 #include <memory>

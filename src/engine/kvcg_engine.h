@@ -43,7 +43,9 @@
 //  the gate) → evict the entries the new model calls cold. Eviction finishes
 //  before the switch lock is released, so the m1 hot → m2 cold → m3 hot case
 //  (§6.2) can never see an m1-era value. A failed replay keeps the old model
-//  (nothing acknowledged is lost) and reports the error.
+//  (nothing acknowledged is lost) and reports the error. OpenSnapshot runs
+//  the same protocol without a model and opens the canonical store's
+//  snapshot between the replay and the unblock.
 //
 // Thread safety: everything in kvcg::Store and kvcg::Engine is thread-safe
 // as documented there.
@@ -82,6 +84,9 @@ class KvcgEngine final : public Engine {
   uint64_t MemoryBytes() const override;
   void Clear() override;
   StoreInfo Info() const override;
+  // Taken inside the switch protocol's block; see kvcg_engine.cc for why
+  // flushing first and snapshotting after the block would not do.
+  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
 
   Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                       SwitchRecord* record) override;
@@ -117,8 +122,11 @@ class KvcgEngine final : public Engine {
   void FinishStashed(uint64_t count);
   // Replays the log; false (and *error) when some entry could not be written.
   bool Replay(uint64_t* replayed, std::string* error);
+  // The switch protocol. With a null model it only replays (Flush); with
+  // `snapshot` non-null it also opens the canonical store's snapshot there,
+  // after the replay and before unblocking (OpenSnapshot).
   Status RunSwitch(std::shared_ptr<const Model> model, const std::string& reason,
-                   SwitchRecord* record);
+                   SwitchRecord* record, std::unique_ptr<SnapshotReader>* snapshot = nullptr);
   void RecordSwitch(const SwitchRecord& record);
   void PeriodicSwitcher();
 

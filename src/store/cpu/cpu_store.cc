@@ -26,12 +26,13 @@ uint64_t Charge(std::string_view key, std::string_view value) {
 
 CpuStore::CpuStore(const Config& config)
     : config_(config),
+      shards_(std::make_unique<Shard[]>(ShardCountFor(config))),
       shard_count_(ShardCountFor(config)),
       shard_mask_(shard_count_ - 1),
       shard_shift_(64 - std::countr_zero(shard_count_)),
-      limited_(config.max_keys != 0 || config.max_memory_bytes != 0) {
+      limited_(config.max_keys != 0 || config.max_memory_bytes != 0),
+      snapshots_(shards_.get(), shard_count_) {
   if (shard_count_ == 1) shard_shift_ = 0;  // (hash >> 64) is undefined; mask is 0 anyway
-  shards_ = std::make_unique<Shard[]>(shard_count_);
   const size_t per_shard = config.expected_keys / shard_count_ + 1;
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
 }
@@ -115,6 +116,7 @@ void CpuStore::Store(Shard& shard, uint64_t hash, int64_t index, std::string_vie
       out.Code(Code::kCapacityExhausted);
       return;
     }
+    snapshots_.BeforeWrite(shard);
     shard.table.InsertAbsent(hash, key, value);
     shard.bytes += charge;
     out.Code(Code::kNotFound);
@@ -127,6 +129,7 @@ void CpuStore::Store(Shard& shard, uint64_t hash, int64_t index, std::string_vie
     return;
   }
   if (delta < 0) Reserve(0, delta);  // releasing never fails
+  snapshots_.BeforeWrite(shard);  // reads the table only: `entry` stays valid
   shard.bytes += delta;
   out.Value(Code::kOk, entry.value);  // the previous value, copied into the results' arena
   entry.value.assign(value);
@@ -141,6 +144,7 @@ void CpuStore::Delete(Shard& shard, uint64_t hash, std::string_view key, Out out
   }
   const uint64_t charge = Charge(shard.table.at(index).key, shard.table.at(index).value);
   out.Value(Code::kOk, shard.table.at(index).value);
+  snapshots_.BeforeWrite(shard);
   shard.table.Erase(index, nullptr);
   shard.bytes -= charge;
   Reserve(-1, -static_cast<int64_t>(charge));
@@ -190,10 +194,15 @@ void CpuStore::Clear() {
   for (uint32_t i = 0; i < shard_count_; ++i) {
     Shard& shard = shards_[i];
     std::unique_lock lock(shard.lock);
+    snapshots_.BeforeWrite(shard);
     Reserve(-static_cast<int64_t>(shard.table.size()), -static_cast<int64_t>(shard.bytes));
     shard.table.Reset(16);
     shard.bytes = 0;
   }
+}
+
+Status CpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
+  return snapshots_.Open(out);
 }
 
 StoreInfo CpuStore::Info() const {

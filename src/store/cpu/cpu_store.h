@@ -16,6 +16,11 @@
 // only when a limit is configured; otherwise only per-shard counters are
 // touched, which keeps the read path free of shared writes.
 //
+// Snapshots. OpenSnapshot copies each shard at most once, the first time a
+// write touches it after the snapshot's instant or when the reader gets to
+// it (cpu_snapshot.h). A write's extra cost with no snapshot open is one
+// relaxed atomic load under its shard lock.
+//
 // It is what runs when there is no GPU, and the reference the GPU backend
 // must match (the conformance suite runs both).
 #pragma once
@@ -27,8 +32,8 @@
 #include <vector>
 
 #include "kvcg/store.h"
-#include "store/cpu/rw_spin_lock.h"
-#include "store/cpu/shard_table.h"
+#include "store/cpu/cpu_shard.h"
+#include "store/cpu/cpu_snapshot.h"
 
 namespace kvcg::store::cpu {
 
@@ -42,17 +47,14 @@ class CpuStore final : public Store {
   uint64_t MemoryBytes() const override;
   void Clear() override;
   StoreInfo Info() const override;
+  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
 
   // Bytes charged per entry beyond its key and value: the tag, two string
   // headers and the table's slack, rounded up. Public for tests.
   static constexpr uint64_t kEntryOverhead = 96;
 
  private:
-  struct alignas(64) Shard {
-    RwSpinLock lock;
-    ShardTable table;
-    uint64_t bytes = 0;  // charged bytes of this shard's entries; under `lock`
-  };
+  using Shard = CpuShard;
 
   // Where one op's result goes: slot i of a ResultsBuilder.
   struct Out {
@@ -87,6 +89,7 @@ class CpuStore final : public Store {
   const bool limited_;
   std::atomic<int64_t> reserved_keys_{0};
   std::atomic<int64_t> reserved_bytes_{0};
+  SnapshotRegistry snapshots_;  // over shards_
 };
 
 }  // namespace kvcg::store::cpu

@@ -1,0 +1,28 @@
+// CpuShard: one shard of the CPU store — its lock, its table, the bytes its
+// entries are charged, and the snapshot generation it was last captured for.
+//
+// A separate header because two parts of the CPU backend work on shards: the
+// store's operations (cpu_store.h) and the snapshot machinery
+// (cpu_snapshot.h), which copies a shard before the first write that follows
+// a snapshot's instant.
+#pragma once
+
+#include <cstdint>
+
+#include "store/cpu/rw_spin_lock.h"
+#include "store/cpu/shard_table.h"
+
+namespace kvcg::store::cpu {
+
+struct alignas(64) CpuShard {
+  RwSpinLock lock;
+  ShardTable table;
+  uint64_t bytes = 0;  // charged bytes of this shard's entries; under `lock`
+  // Under `lock`. Every snapshot of generation <= this one has its copy of
+  // this shard (or no longer needs one), so a write whose snapshot
+  // generation equals it may change the table without copying it first (see
+  // SnapshotRegistry::BeforeWrite).
+  uint64_t captured_generation = 0;
+};
+
+}  // namespace kvcg::store::cpu
