@@ -19,9 +19,11 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -37,12 +39,15 @@ def free_port():
 
 def redis_py_rates(cmd, keys, seconds, depth):
     """GET/SET throughput of one redis-py client with pipelines of `depth`
-    against the server started by `cmd` (a list; "{port}" is filled in),
+    against the server started by `cmd` (a list; "{port}" and "{dir}", a
+    throw-away directory for persistence files, are filled in),
     over the same 8-byte keys (uint64 little-endian) as the NumPy run."""
     import redis  # redis-py; carried as a wheel on the GPU machine
 
     port = free_port()
-    proc = subprocess.Popen([c.replace("{port}", str(port)) for c in cmd],
+    data_dir = tempfile.mkdtemp(prefix="numpy-bench-")
+    # "{dir}": a throw-away directory for a server's persistence files.
+    proc = subprocess.Popen([c.replace("{port}", str(port)).replace("{dir}", data_dir) for c in cmd],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         r = redis.Redis(port=port)
@@ -82,6 +87,7 @@ def redis_py_rates(cmd, keys, seconds, depth):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def main():
@@ -145,7 +151,8 @@ def main():
     clients = {}
     if args.kvcg_server:
         clients["kvcg-server"] = redis_py_rates(
-            [args.kvcg_server, "--port", "{port}", "--backend", args.backend], args.redis_keys,
+            [args.kvcg_server, "--port", "{port}", "--backend", args.backend, "--save", "", "--dir", "{dir}"],
+            args.redis_keys,
             args.seconds, args.pipeline)
     if args.redis_server:
         clients["redis-server"] = redis_py_rates(

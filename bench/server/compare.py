@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -80,8 +81,22 @@ def parse_info(text):
 
 
 def start_kvcg(binary, extra):
-    p = subprocess.Popen([binary, "--port", "0", "--loglevel", "warning"] + extra, stdout=subprocess.PIPE,
+    # Persistence off as for redis-server below (no snapshot rules, appendonly
+    # no) and a throw-away --dir so nothing is written into the checkout,
+    # unless `extra` says otherwise (bench/server/persistence.py does; a flag
+    # may be given only once).
+    data_dir = None
+    defaults = []
+    if "--save" not in extra:
+        defaults += ["--save", ""]
+    if "--appendonly" not in extra:
+        defaults += ["--appendonly", "no"]
+    if "--dir" not in extra:
+        data_dir = tempfile.mkdtemp(prefix="kvcg-bench-")
+        defaults += ["--dir", data_dir]
+    p = subprocess.Popen([binary, "--port", "0", "--loglevel", "warning"] + defaults + extra, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
+    p.data_dir = data_dir
     line = p.stdout.readline()
     if not line.startswith("kvcg-server ready:"):
         p.kill()
@@ -107,6 +122,8 @@ def stop(p):
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
+    if getattr(p, "data_dir", None):
+        shutil.rmtree(p.data_dir, ignore_errors=True)
 
 
 def run_loadgen(args, port, pipeline, label):

@@ -6,6 +6,7 @@
 
 #include "server/connection.h"
 #include "server/io_thread.h"
+#include "server/server.h"
 
 namespace kvcg::server {
 
@@ -47,6 +48,11 @@ void CommandContext::StoreError(const OpResultView& r) {
       break;
     case Code::kTimedOut:
       Error("ERR the store timed out; try again");
+      break;
+    case Code::kIoError:
+      // The append-only log could not be written: the write is not
+      // acknowledged (Redis's AOF MISCONF, with the log's errno text).
+      Error(server.persistence().AofErrorReply());
       break;
     default:
       Error(std::string("ERR internal store error: ") + CodeName(r.code));

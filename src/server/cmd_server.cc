@@ -1,6 +1,7 @@
-// Server commands: COMMAND, CONFIG, INFO, DBSIZE, FLUSHALL/FLUSHDB, SHUTDOWN,
-// TIME. DBSIZE, FLUSHALL and SHUTDOWN are barriers (see command_table.h):
-// they run after every earlier command of the connection has taken effect.
+// Server commands: COMMAND, CONFIG, INFO, DBSIZE, FLUSHALL/FLUSHDB, TIME
+// (SHUTDOWN and the other persistence commands: cmd_persistence.cc). DBSIZE
+// and FLUSHALL are barriers (see command_table.h): they run after every
+// earlier command of the connection has taken effect.
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kvcg/config.h"
+#include "kvcg/durable.h"
 #include "kvcg/engine.h"
 #include "server/cmd_common.h"
 #include "server/command_table.h"
@@ -187,9 +189,7 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
   }
   if (on("persistence")) {
     section("Persistence");
-    line("loading", "0");
-    line("rdb_changes_since_last_save", "0");
-    line("aof_enabled", "0");
+    srv.persistence().AppendInfo(&o);
   }
   if (on("stats")) {
     section("Stats");
@@ -397,25 +397,22 @@ void FlushAll(CommandContext& ctx) {
     return;
   }
   ctx.server.store()->Clear();
-  ctx.out.Ok();
-}
-
-void Shutdown(CommandContext& ctx) {
-  for (size_t i = 1; i < ctx.argc(); ++i) {
-    std::string o = ToLower(ctx.arg(i));
-    if (o == "abort") {
-      ctx.Error("ERR No shutdown in progress.");
+  if (Durable* durable = ctx.server.persistence().durable()) {
+    PersistenceInfo p = durable->Persistence();
+    if (p.aof_enabled && !p.aof_last_write_ok) {
+      ctx.Error(ctx.server.persistence().AofErrorReply());
       return;
     }
-    if (o != "nosave" && o != "save" && o != "now" && o != "force") {
-      ctx.Error(kErrSyntax);
-      return;
+    // As Redis 7.0 does with save rules: an empty snapshot right away, so a
+    // crash cannot bring the flushed keys back from the previous one. A
+    // running BGSAVE (its image predates the flush) is waited for, then
+    // overwritten; Redis kills its child instead.
+    if (!durable->durability_config().save_rules.empty()) {
+      Status s = ctx.server.persistence().Save(/*wait_for_background_save=*/true);
+      if (!s.ok()) spdlog::warn("event=flushall_save_failed error=\"{}\"", s.ToString());
     }
   }
-  spdlog::info("event=shutdown_requested by=client id={} addr={}", ctx.conn.id(), ctx.conn.info().addr);
-  // Like Redis, no reply: the connection closes as the server drains.
-  ctx.conn.SetCloseAfterReply();
-  ctx.server.RequestShutdown();
+  ctx.out.Ok();
 }
 
 void Time(CommandContext& ctx) {

@@ -97,8 +97,13 @@ void ConfigCmd(CommandContext&);
 void Info(CommandContext&);
 void DbSize(CommandContext&);
 void FlushAll(CommandContext&);
-void Shutdown(CommandContext&);
 void Time(CommandContext&);
+// persistence
+void Save(CommandContext&);
+void BgSave(CommandContext&);
+void LastSave(CommandContext&);
+void BgRewriteAof(CommandContext&);
+void Shutdown(CommandContext&);
 // strings / generic keyspace
 void Get(CommandContext&);
 bool GetFinish(CommandContext&, ResultSpan);

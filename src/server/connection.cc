@@ -265,6 +265,14 @@ void Connection::Dispatch() {
         CommandDone(next_++);
         continue;
       }
+      if ((spec->flags & kCmdWrite) && server_->persistence().writes_denied()) {
+        // Redis's stop-writes-on-bgsave-error: refused before touching the store.
+        WriterFor(next_).Error(kErrMisconfRdb);
+        Add(st.failed_calls[spec->id], 1);
+        c.state = Command::State::kDone;
+        CommandDone(next_++);
+        continue;
+      }
       c.spec = spec;
     }
     if (!round_.empty()) {

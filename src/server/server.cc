@@ -10,10 +10,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "kvcg/durable.h"
 #include "server/io_thread.h"
 #include "server/resp_parser.h"
 
@@ -29,18 +31,22 @@ ServerConfig Server::ConfigSnapshot() const {
 }
 
 std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::string>>& changes) {
-  std::lock_guard lock(config_mu_);
-  ServerConfig next = config_;
+  std::lock_guard set_lock(config_set_mu_);
+  ServerConfig current = ConfigSnapshot();
+  ServerConfig next = current;
   for (const auto& [name, value] : changes) {
     const OptionSpec* opt = FindOption(name);
-    if (opt == nullptr || !opt->runtime) {
-      return "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'";
-    }
+    if (opt == nullptr) return "ERR Unknown option or number of arguments for CONFIG SET - '" + name + "'";
+    if (!opt->runtime) return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - can't set immutable config";
     std::vector<std::string> args{value};
     std::string e = opt->set(next, args);
     if (!e.empty()) return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + e;
   }
   if (std::string e = ValidateServerConfig(next); !e.empty()) return "ERR CONFIG SET failed - " + e;
+  // Persistence changes reach the Durable first (turning appendonly on
+  // writes a log base and may fail); the live config changes only if they did.
+  if (std::string e = persistence_.Apply(current, next); !e.empty()) return e;
+  std::lock_guard lock(config_mu_);
   config_ = std::move(next);
   if (config_.loglevel == "debug") spdlog::set_level(spdlog::level::debug);
   else if (config_.loglevel == "warning") spdlog::set_level(spdlog::level::warn);
@@ -111,9 +117,23 @@ Status Server::Start() {
   if (std::string e = ValidateServerConfig(c); !e.empty()) return Status::InvalidArgument(e);
   Config store_config = c.store;
   store_config.max_value_bytes = c.proto_max_bulk_len;
+  {
+    // Redis chdirs into `dir`; we pass it on made absolute (CONFIG GET dir
+    // shows the absolute path, as in Redis).
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::absolute(c.store.durability.dir, ec);
+    if (ec) return Status::InvalidArgument("dir '" + c.store.durability.dir + "': " + ec.message());
+    store_config.durability.dir = dir.lexically_normal().string();
+    if (store_config.durability.dir.size() > 1 && store_config.durability.dir.back() == '/') {
+      store_config.durability.dir.pop_back();
+    }
+    std::lock_guard lock(config_mu_);
+    config_.store.durability.dir = store_config.durability.dir;
+  }
   Status s = Store::Open(store_config, &store_);
   if (!s.ok()) return s;
   store_info_ = store_->Info();
+  persistence_.Start(AsDurable(store_.get()), c);
   s = Listen();
   if (!s.ok()) return s;
   size_t threads = c.io_threads > 0 ? static_cast<size_t>(c.io_threads) : std::thread::hardware_concurrency();
@@ -123,11 +143,13 @@ Status Server::Start() {
     for (int fd : listen_fds_) loop->AddListener(fd < 0 ? -fd - 1 : fd, fd < 0);
   }
   for (auto& loop : loops_) loop->Start();
+  serving_ = true;
   return Status::Ok();
 }
 
-void Server::RequestShutdown() {
+void Server::RequestShutdown(ShutdownSave save) {
   std::lock_guard lock(shutdown_mu_);
+  if (!shutdown_requested_) shutdown_save_ = save;
   shutdown_requested_ = true;
   shutdown_cv_.notify_all();
 }
@@ -146,6 +168,16 @@ void Server::Stop() {
   for (int fd : listen_fds_) ::close(fd < 0 ? -fd - 1 : fd);
   listen_fds_.clear();
   if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
+  persistence_.Stop();
+  if (serving_) {
+    // Every client is gone: what was acknowledged is in the store.
+    ShutdownSave save;
+    {
+      std::lock_guard lock(shutdown_mu_);
+      save = shutdown_save_;
+    }
+    shutdown_status_ = persistence_.FinishAtShutdown(save);
+  }
   store_.reset();  // waits for every submitted batch
 }
 

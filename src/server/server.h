@@ -5,10 +5,12 @@
 //   Server server(config);
 //   Status s = server.Start();         // opens the store, binds, starts threads
 //   server.WaitForShutdown();          // until SIGTERM (RequestShutdown) or SHUTDOWN
-//   server.Stop();                     // drain in-flight requests, close, join
+//   server.Stop();                     // drain, save/fsync as asked, close, join
 //
 // The server talks to the store only through kvcg::Store (Submit with a
-// completion), so the engine and both backends plug in unchanged.
+// completion), so the engine and both backends plug in unchanged. With
+// persistence (store.durability.dir, "." by default) Store::Open returns a
+// kvcg::Durable, driven through persistence() (persistence_control.h).
 #pragma once
 
 #include <atomic>
@@ -22,6 +24,7 @@
 #include "kvcg/status.h"
 #include "kvcg/store.h"
 #include "server/client_registry.h"
+#include "server/persistence_control.h"
 #include "server/server_config.h"
 #include "server/stats.h"
 
@@ -34,19 +37,26 @@ class Server {
   explicit Server(ServerConfig config);
   ~Server();
 
-  // Opens the store and the listeners and starts the I/O threads. Errors:
-  // the store's Open status (e.g. kInvalidArgument for a mode the build does
-  // not support, kUnavailable for --backend gpu without a GPU), or
-  // kUnavailable with the socket error when an address cannot be bound.
+  // Opens the store (loading what the durability dir holds) and the
+  // listeners and starts the I/O threads. Errors: the store's Open status
+  // (e.g. kInvalidArgument for a mode the build does not support,
+  // kUnavailable for --backend gpu without a GPU, kIoError naming the file
+  // and offset of a damaged snapshot or log), or kUnavailable with the
+  // socket error when an address cannot be bound.
   Status Start();
   // Blocks until RequestShutdown is called.
   void WaitForShutdown();
-  // Thread-safe; SHUTDOWN and the signal handler thread call it.
-  void RequestShutdown();
-  // Drains (at most shutdown-timeout seconds), closes and joins. Idempotent.
+  // Thread-safe; SHUTDOWN and the signal handler thread call it. The first
+  // request's `save` decides what Stop saves.
+  void RequestShutdown(ShutdownSave save = ShutdownSave::kDefault);
+  // Drains (at most shutdown-timeout seconds), then saves and fsyncs the log
+  // as the shutdown request asked, closes and joins. Idempotent.
   void Stop();
+  // After Stop: ok, or the error of the final save / log fsync (logged).
+  const Status& shutdown_status() const { return shutdown_status_; }
 
   Store* store() const { return store_.get(); }
+  PersistenceControl& persistence() { return persistence_; }
   const StoreInfo& store_info() const { return store_info_; }
   // The addresses actually bound ("127.0.0.1:6379", "/tmp/kvcg.sock").
   const std::vector<std::string>& listening() const { return listening_; }
@@ -71,11 +81,14 @@ class Server {
  private:
   Status Listen();
 
+  std::mutex config_set_mu_;  // serializes CONFIG SET (it may write a log base)
   mutable std::mutex config_mu_;
   ServerConfig config_;
   std::atomic<uint64_t> config_version_{0};
   std::unique_ptr<Store> store_;
   StoreInfo store_info_;
+  PersistenceControl persistence_;
+  bool serving_ = false;  // Start succeeded: Stop saves as asked
   std::vector<std::unique_ptr<IoThread>> loops_;
   std::vector<int> listen_fds_;
   std::vector<std::string> listening_;
@@ -89,7 +102,9 @@ class Server {
   std::mutex shutdown_mu_;
   std::condition_variable shutdown_cv_;
   bool shutdown_requested_ = false;
+  ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   bool stopped_ = false;
+  Status shutdown_status_;
 };
 
 }  // namespace kvcg::server

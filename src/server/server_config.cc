@@ -101,6 +101,31 @@ std::string SetMem(const std::vector<std::string>& args, uint64_t* field, uint64
         }                                                                                \
   }
 
+// yes|no, case-insensitive, with Redis's error text.
+#define KVCG_YESNO(NAME, FIELD, RUNTIME, HELP)                                                        \
+  OptionSpec {                                                                                     \
+    NAME, HELP, RUNTIME, [](const ServerConfig& c) { return std::string(c.FIELD ? "yes" : "no"); }, \
+        [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {                    \
+          std::string v = a.size() == 1 ? Lower(a[0]) : "";                                         \
+          if (v != "yes" && v != "no") return "argument must be 'yes' or 'no'";                     \
+          c.FIELD = v == "yes";                                                                     \
+          return "";                                                                                \
+        }                                                                                          \
+  }
+// A file or directory name inside `dir` (no '/'), fixed at start-up.
+#define KVCG_FILENAME(NAME, FIELD, HELP, PATH_ERROR)                           \
+  OptionSpec {                                                              \
+    NAME, HELP, false, [](const ServerConfig& c) { return c.FIELD; },       \
+        [](ServerConfig& c, const std::vector<std::string>& a) -> std::string { \
+          std::string v;                                                    \
+          if (auto e = OneArg(a, &v); !e.empty()) return e;                 \
+          if (v.find('/') != std::string::npos) return PATH_ERROR;          \
+          if (v.empty() || v == "." || v == "..") return NAME " can't be empty";  \
+          c.FIELD = v;                                                      \
+          return "";                                                        \
+        }                                                                   \
+  }
+
 std::string FormatDouble(double d) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.17g", d);
@@ -162,20 +187,51 @@ std::vector<OptionSpec> MakeOptions() {
                "stop reading a client while its pending replies exceed this"),
       KVCG_U64("max-batch-ops", max_batch_ops, 1, 1u << 24, true, "most store operations per client batch"),
       KVCG_U64("shutdown-timeout", shutdown_timeout_s, 0, 3600, true, "seconds to drain clients at shutdown"),
-      OptionSpec{"save", "persistence is not implemented: only \"\" is accepted", true,
-                 [](const ServerConfig& c) { return c.save; },
+      // --- Persistence (store.durability; see server_config.h).
+      OptionSpec{"dir", "directory of the snapshot and the log (made absolute at start-up)", false,
+                 [](const ServerConfig& c) { return c.store.durability.dir; },
                  [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
-                   if (a.size() != 1 || !a[0].empty()) return "persistence is not supported; only save \"\" is accepted";
-                   c.save.clear();
+                   std::string v;
+                   if (auto e = OneArg(a, &v); !e.empty()) return e;
+                   if (v.empty()) return "dir can't be empty";
+                   c.store.durability.dir = v;
                    return "";
                  }},
-      OptionSpec{"appendonly", "persistence is not implemented: only 'no' is accepted", true,
-                 [](const ServerConfig& c) { return c.appendonly; },
+      KVCG_FILENAME("dbfilename", store.durability.snapshot_file, "snapshot file name, in dir",
+                    "dbfilename can't be a path, just a filename"),
+      KVCG_YESNO("appendonly", store.durability.append_only, true, "yes: log every write (append-only log)"),
+      OptionSpec{"appendfsync", "always | everysec | no: when the log is fsync'ed", true,
+                 [](const ServerConfig& c) { return std::string(FsyncPolicyName(c.store.durability.fsync)); },
                  [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
-                   if (a.size() != 1 || Lower(a[0]) != "no") return "persistence is not supported; only appendonly no is accepted";
-                   c.appendonly = "no";
+                   if (a.size() != 1 || !ParseFsyncPolicy(Lower(a[0]), &c.store.durability.fsync))
+                     return "argument(s) must be one of the following: everysec, always, no";
                    return "";
                  }},
+      KVCG_FILENAME("appendfilename", store.durability.log_name, "prefix of the log's file names",
+                    "appendfilename can't be a path, just a filename"),
+      KVCG_FILENAME("appenddirname", store.durability.log_dir, "directory of the log's files, in dir",
+                    "appenddirname can't be a path, just a dirname"),
+      OptionSpec{"save", "snapshot rules: \"<seconds> <changes> ...\"; \"\" = none", true,
+                 [](const ServerConfig& c) { return FormatSaveRules(c.store.durability.save_rules); },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   if (!ParseSaveRules(a, &c.store.durability.save_rules)) return "Invalid save parameters";
+                   return "";
+                 }},
+      OptionSpec{"auto-aof-rewrite-percentage", "rewrite the log when it grew by this % since the last rewrite; 0 = never",
+                 false, [](const ServerConfig& c) { return std::to_string(c.store.durability.auto_rewrite_percentage); },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   std::string v;
+                   if (auto e = OneArg(a, &v); !e.empty()) return e;
+                   int64_t n;
+                   if (!ParseInt64(v, &n)) return "argument couldn't be parsed into an integer";
+                   if (n < 0 || n > INT32_MAX) return "argument must be between 0 and 2147483647 inclusive";
+                   c.store.durability.auto_rewrite_percentage = static_cast<uint32_t>(n);
+                   return "";
+                 }},
+      KVCG_MEM("auto-aof-rewrite-min-size", store.durability.auto_rewrite_min_bytes, 0, false,
+               "no automatic log rewrite below this size"),
+      KVCG_YESNO("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error, true,
+                 "refuse writes (MISCONF) while the last background save failed"),
       OptionSpec{"databases", "only database 0 exists", false, [](const ServerConfig&) { return std::string("1"); },
                  [](ServerConfig&, const std::vector<std::string>& a) -> std::string {
                    if (a.size() != 1 || a[0] != "1") return "only one database (0) is supported";
@@ -225,6 +281,40 @@ std::vector<OptionSpec> MakeOptions() {
 
 }  // namespace
 
+ServerConfig::ServerConfig() {
+  store.durability.dir = ".";
+  store.durability.save_rules = {{3600, 1}, {300, 100}, {60, 10000}};
+}
+
+bool ParseSaveRules(const std::vector<std::string>& words, std::vector<SaveRule>* out) {
+  std::vector<std::string> all;
+  for (const auto& w : words) {
+    std::vector<std::string> split;
+    if (!SplitInlineArgs(w, &split)) return false;
+    all.insert(all.end(), split.begin(), split.end());
+  }
+  if (all.size() % 2 != 0) return false;
+  std::vector<SaveRule> rules;
+  for (size_t i = 0; i < all.size(); i += 2) {
+    int64_t seconds, changes;
+    if (!ParseInt64(all[i], &seconds) || !ParseInt64(all[i + 1], &changes) || seconds < 1 || changes < 0) {
+      return false;
+    }
+    rules.push_back({static_cast<uint64_t>(seconds), static_cast<uint64_t>(changes)});
+  }
+  *out = std::move(rules);
+  return true;
+}
+
+std::string FormatSaveRules(const std::vector<SaveRule>& rules) {
+  std::string out;
+  for (const SaveRule& r : rules) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(r.seconds) + " " + std::to_string(r.changes);
+  }
+  return out;
+}
+
 const std::vector<OptionSpec>& Options() {
   static const std::vector<OptionSpec> options = MakeOptions();
   return options;
@@ -267,6 +357,7 @@ std::string LoadConfigFile(const std::string& path, ServerConfig* config) {
   if (!in) return path + ": cannot open";
   std::string line;
   int number = 0;
+  bool saw_save = false;
   while (std::getline(in, line)) {
     ++number;
     std::vector<std::string> words;
@@ -278,6 +369,14 @@ std::string LoadConfigFile(const std::string& path, ServerConfig* config) {
     std::vector<std::string> args(words.begin() + 1, words.end());
     // redis.conf writes `save ""` for "no snapshots"; `save` alone means the same.
     if (args.empty()) args.emplace_back();
+    // As in Redis, the first `save` line replaces the default rules and the
+    // following ones add to it ("save 900 1" / "save 300 10" on two lines).
+    if (Lower(words[0]) == "save") {
+      if (saw_save && !(args.size() == 1 && args[0].empty())) {
+        args.insert(args.begin(), FormatSaveRules(config->store.durability.save_rules));
+      }
+      saw_save = true;
+    }
     std::string e = opt->set(*config, args);
     if (!e.empty()) return where() + words[0] + ": " + e;
   }
@@ -288,6 +387,7 @@ std::string ValidateServerConfig(const ServerConfig& config) {
   std::vector<std::string> binds;
   SplitInlineArgs(config.bind, &binds);
   if (binds.empty() && config.unixsocket.empty()) return "nothing to listen on: bind is empty and no unixsocket";
+  if (config.store.durability.dir.empty()) return "dir must not be empty";
   if (config.proto_max_bulk_len > config.client_query_buffer_limit) {
     return "proto-max-bulk-len must not exceed client-query-buffer-limit";
   }

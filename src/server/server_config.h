@@ -6,6 +6,13 @@
 // maxclients, requirepass, proto-max-bulk-len, maxmemory, ...); kvcg-only
 // settings use the same lowercase-hyphen style (backend, mode, max-batch-ops,
 // gpu-*). Byte sizes accept Redis's units (1k = 1000, 1kb = 1024, mb, gb).
+//
+// Persistence settings (dir, dbfilename, appendonly, appendfsync,
+// appendfilename, appenddirname, save, auto-aof-rewrite-*) live in
+// store.durability, which Store::Open reads; their defaults are Redis's
+// (dir ".", save "3600 1 300 100 60 10000", appendonly no). A wrong value
+// gets Redis 7.0's error text ("argument must be 'yes' or 'no'", "Invalid
+// save parameters", ...), which CONFIG SET wraps as Redis does.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +24,8 @@
 namespace kvcg::server {
 
 struct ServerConfig {
+  ServerConfig();  // Redis's persistence defaults (dir ".", the three save rules)
+
   // --- Network.
   std::string bind = "127.0.0.1";  // space-separated addresses; empty = no TCP
   int port = 6379;                 // 0 = any free port (unlike Redis, where 0 disables TCP)
@@ -25,7 +34,12 @@ struct ServerConfig {
   int tcp_backlog = 511;
 
   // --- Store.
-  Config store;  // backend, mode, layout, capacities, GPU settings
+  Config store;  // backend, mode, layout, capacities, GPU settings, durability
+
+  // --- Persistence (the rest is store.durability).
+  // Redis's stop-writes-on-bgsave-error: with save rules set and the last
+  // background save failed, write commands are refused with MISCONF.
+  bool stop_writes_on_bgsave_error = true;
 
   // --- Limits and safety.
   uint64_t maxclients = 10000;
@@ -45,9 +59,6 @@ struct ServerConfig {
   uint64_t max_batch_ops = 16384;
   uint64_t shutdown_timeout_s = 10;  // bound on draining at SIGTERM/SHUTDOWN
 
-  // --- Accepted for compatibility (redis-benchmark asks for these).
-  std::string save;               // no persistence yet: only "" is accepted
-  std::string appendonly = "no";  // only "no"
   std::string loglevel = "notice";
 };
 
@@ -71,6 +82,13 @@ std::string LoadConfigFile(const std::string& path, ServerConfig* config);
 
 // Parses a byte size with Redis units ("512mb", "1gb", "100"); false if malformed.
 bool ParseMemory(const std::string& text, uint64_t* out);
+
+// Redis's "save" value: "" = no rules, else pairs "<seconds> <changes>"
+// (seconds >= 1, changes >= 0), as one space-separated string or as words.
+// Returns false (leaving *out alone) on anything else.
+bool ParseSaveRules(const std::vector<std::string>& words, std::vector<SaveRule>* out);
+// "3600 1 300 100" ("" for none): what CONFIG GET save shows.
+std::string FormatSaveRules(const std::vector<SaveRule>& rules);
 
 // Checks the whole configuration (not the store part, which Store::Open
 // checks); returns "" or an error message.

@@ -5,7 +5,12 @@
 // Every option of the table in src/server/server_config.cc is a flag
 // (--name value) and a config-file directive; flags override the file. The
 // banner states backend (GPU model or CPU), mode and listening addresses.
-// SIGTERM/SIGINT drain in-flight requests and exit 0.
+// SIGTERM/SIGINT act as SHUTDOWN: drain in-flight requests, save when save
+// rules are set, fsync the log, exit 0 (1 if that final save or fsync failed).
+// A damaged snapshot or log stops the start with the store's message (file
+// and offset) on stderr and exit status 1; load warnings (a torn log tail
+// cut off) and what was loaded are logged before the ready line, which
+// stays the last start-up line.
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -14,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "kvcg/durable.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
 #include "server/server_config.h"
@@ -77,6 +83,10 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  // Over a file-size limit (RLIMIT_FSIZE) write() then fails with EFBIG,
+  // which the log reports as a write error (MISCONF), instead of the signal
+  // killing the server.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   kvcg::server::Server server(config);
   kvcg::Status s = server.Start();
@@ -92,6 +102,15 @@ int main(int argc, char** argv) {
                kvcg::BackendName(info.backend), info.device, kvcg::ModeName(config.store.mode),
                kvcg::LayoutName(info.layout), server.io_threads(), getpid());
   spdlog::info("event=store detail=\"{}\"", info.detail);
+  if (kvcg::Durable* durable = server.persistence().durable()) {
+    kvcg::PersistenceInfo p = durable->Persistence();
+    for (const std::string& w : p.load_warnings) spdlog::warn("event=load_warning warning=\"{}\"", w);
+    spdlog::info("event=loaded keys={} seconds={:.3f} source=\"{}\" dir=\"{}\" appendonly={}", p.loaded_keys,
+                 p.load_seconds, p.load_source.empty() ? "none" : p.load_source, durable->durability_config().dir,
+                 durable->durability_config().append_only ? "yes" : "no");
+  } else {
+    spdlog::info("event=persistence state=off");
+  }
   // One stable line for scripts and tests to wait for.
   std::printf("kvcg-server ready: backend=%s device=\"%s\" mode=%s listening=%s\n", kvcg::BackendName(info.backend),
               info.device.c_str(), kvcg::ModeName(config.store.mode), addrs.c_str());
@@ -106,9 +125,10 @@ int main(int argc, char** argv) {
   server.WaitForShutdown();
   spdlog::info("event=draining");
   server.Stop();
-  spdlog::info("event=stopped");
+  int status = server.shutdown_status().ok() ? 0 : 1;
+  spdlog::info("event=stopped status={}", status);
   // The signal thread may still wait if SHUTDOWN (not a signal) stopped us.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
-  return 0;
+  return status;
 }

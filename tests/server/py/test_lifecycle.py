@@ -18,6 +18,7 @@ def test_shutdown_command(server_binary):
     data = recv_until(s, b"never", timeout=30)
     assert data == b"+OK\r\n"
     assert srv.proc.wait(timeout=30) == 0
+    srv.stop()  # removes its temporary dir
 
 
 def test_sigterm_drains_pipelines(server_binary):
@@ -40,6 +41,7 @@ def test_sigterm_drains_pipelines(server_binary):
     t.join()
     srv.proc.send_signal(signal.SIGTERM)
     assert srv.proc.wait(timeout=30) == 0
+    srv.stop()
     assert results == [20000]
 
 
