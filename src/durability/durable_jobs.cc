@@ -28,24 +28,27 @@ Status DurableStore::BeginJob(Job kind) {
   if (job_ == Job::kRewrite) {
     return Status::Unavailable(kind == Job::kRewrite
                                    ? "Background append only file rewriting already in progress"
-                                   : "An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE "
-                                     "SCHEDULE in order to schedule a BGSAVE whenever possible.");
+                                   : "Another child process is active (AOF?): can't BGSAVE right now. Use "
+                                     "BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
   }
   job_ = kind;
   if (job_thread_.joinable()) job_thread_.join();  // a finished job's thread
   return Status::Ok();
 }
 
-void DurableStore::EndJob(Job kind, bool ok, int64_t started_s, double seconds) {
+void DurableStore::EndJob(Job kind, bool ok, int64_t started_s, double seconds, bool background) {
   {
     std::lock_guard<std::mutex> lock(job_mu_);
     if (kind == Job::kSave) {
-      last_bgsave_ok_ = ok;
-      last_bgsave_secs_ = int64_t(seconds + 0.5);
+      // Like Redis, only a background save's outcome is "the last bgsave".
+      if (background) {
+        last_bgsave_ok_ = ok;
+        last_bgsave_secs_ = int64_t(seconds + 0.5);
+      }
       if (ok) {
         last_save_time_ = started_s;
         ++saves_;
-      } else {
+      } else if (background) {
         last_bgsave_try_ = UnixNow();
       }
     } else {
@@ -58,7 +61,7 @@ void DurableStore::EndJob(Job kind, bool ok, int64_t started_s, double seconds) 
 }
 
 Status DurableStore::WriteSnapshot(std::unique_ptr<SnapshotReader> image, uint64_t changes_at_open,
-                                   int64_t started_s) {
+                                   int64_t started_s, bool background) {
   const auto t0 = std::chrono::steady_clock::now();
   Status s = WriteSnapshotFile(image.get(), SnapshotPath(), nullptr);
   image.reset();
@@ -66,7 +69,7 @@ Status DurableStore::WriteSnapshot(std::unique_ptr<SnapshotReader> image, uint64
     std::lock_guard<std::mutex> lock(job_mu_);
     changes_base_ = changes_at_open;
   }
-  EndJob(Job::kSave, s.ok(), started_s, Seconds(t0));
+  EndJob(Job::kSave, s.ok(), started_s, Seconds(t0), background);
   return s;
 }
 
@@ -78,10 +81,10 @@ Status DurableStore::Save() {
   std::unique_ptr<SnapshotReader> image;
   s = inner_->OpenSnapshot(&image);
   if (!s.ok()) {
-    EndJob(Job::kSave, false, started, 0);
+    EndJob(Job::kSave, false, started, 0, false);
     return s;
   }
-  return WriteSnapshot(std::move(image), changes, started);
+  return WriteSnapshot(std::move(image), changes, started, false);
 }
 
 Status DurableStore::BackgroundSave() {
@@ -92,12 +95,12 @@ Status DurableStore::BackgroundSave() {
   std::unique_ptr<SnapshotReader> image;
   s = inner_->OpenSnapshot(&image);  // the image's instant is now
   if (!s.ok()) {
-    EndJob(Job::kSave, false, started, 0);
+    EndJob(Job::kSave, false, started, 0, true);
     return s;
   }
   std::lock_guard<std::mutex> lock(job_mu_);
   job_thread_ = std::thread([this, image = image.release(), changes, started]() mutable {
-    WriteSnapshot(std::unique_ptr<SnapshotReader>(image), changes, started);
+    WriteSnapshot(std::unique_ptr<SnapshotReader>(image), changes, started, true);
   });
   return Status::Ok();
 }
@@ -130,7 +133,7 @@ Status DurableStore::StartRewrite() {
     std::lock_guard<std::mutex> admin(admin_mu_);
     AppendLog* log = log_.get();
     if (log == nullptr) {
-      EndJob(Job::kRewrite, false, started, 0);
+      EndJob(Job::kRewrite, false, started, 0, true);
       return Status::InvalidArgument("the append-only log is off (appendonly no)");
     }
     std::lock_guard<std::mutex> m(manifest_mu_);
@@ -155,7 +158,7 @@ Status DurableStore::StartRewrite() {
     });
   }
   if (!s.ok()) {
-    EndJob(Job::kRewrite, false, started, 0);
+    EndJob(Job::kRewrite, false, started, 0, true);
     return s;
   }
   std::lock_guard<std::mutex> lock(job_mu_);
@@ -190,7 +193,7 @@ void DurableStore::FinishRewrite(std::unique_ptr<SnapshotReader> image, uint64_t
       ::unlink(JoinPath(dir, base).c_str());
     }
   }
-  EndJob(Job::kRewrite, s.ok(), started, Seconds(t0));
+  EndJob(Job::kRewrite, s.ok(), started, Seconds(t0), true);
 }
 
 Status DurableStore::SetAppendOnly(bool on) {

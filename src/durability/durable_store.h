@@ -90,8 +90,9 @@ class DurableStore final : public Durable {
 
   // Jobs (durable_jobs.cc).
   Status BeginJob(Job kind);  // kUnavailable with Redis's text when one runs
-  void EndJob(Job kind, bool ok, int64_t started_s, double seconds);
-  Status WriteSnapshot(std::unique_ptr<SnapshotReader> image, uint64_t changes_at_open, int64_t started_s);
+  void EndJob(Job kind, bool ok, int64_t started_s, double seconds, bool background);
+  Status WriteSnapshot(std::unique_ptr<SnapshotReader> image, uint64_t changes_at_open, int64_t started_s,
+                       bool background);
   Status StartRewrite();
   void FinishRewrite(std::unique_ptr<SnapshotReader> image, uint64_t seq, int64_t started_s);
   void Maintain();
