@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "conformance_fixture.h"
+#include "kvcg/durable.h"
 #include "kvcg/engine.h"
 
 namespace kvcg::conformance {
@@ -534,8 +535,16 @@ TEST_P(Conformance, OpenSnapshotInsideACompletionIsRefusedByEngines) {
   {
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return ran; });
-    EXPECT_EQ(inside.code(), Code::kInvalidArgument) << inside.ToString();
-    EXPECT_FALSE(got_reader);
+    if (AsDurable(store) != nullptr) {
+      // The Durable wrapper delivers a write's completion outside the
+      // engine's own completion (after its lanes, or after the fsync), so
+      // there the engine has nothing to refuse.
+      EXPECT_TRUE(inside.ok()) << inside.ToString();
+      EXPECT_TRUE(got_reader);
+    } else {
+      EXPECT_EQ(inside.code(), Code::kInvalidArgument) << inside.ToString();
+      EXPECT_FALSE(got_reader);
+    }
   }
   // Outside a completion it works, and the write is in the image.
   std::unique_ptr<SnapshotReader> reader = OpenImage(store);
