@@ -17,6 +17,10 @@
 #   python the Python package on the GPU backend: pytest, NumPy batches vs
 #          the C++ Store API (issue 15)
 #   eval   the KVCG paper's figures (issue 5), JSON + PNG
+#   durability  persistence on the GPU backend (issue 14): the server's
+#          persistence, damage and SIGKILL crash tests; restart time of
+#          RESTART_KEYS (default 100 M) keys, GPU and CPU; server throughput
+#          with appendonly off/everysec/always next to redis-server
 # Environment: BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
 # KEYS_LOG2 (kernel benchmark key count, default 27), JOBS, TEST_WALL (seconds
@@ -246,6 +250,38 @@ if [[ " $STAGES " == *" cpu "* ]]; then
     grep -E "^\[.*threads" "$OUT/cpu.log" >"$OUT/cpu-summary.txt"
   else
     note "cpu store" "FAILED (see cpu.log)"
+  fi
+fi
+
+if [[ " $STAGES " == *" durability "* ]]; then
+  echo "== persistence (issue 14) on the GPU backend"
+  c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  PY=$(command -v python3)
+  if [ -d .whl ]; then
+    "$PY" -m pip install -q --no-index --no-deps --target /tmp/whl-site .whl/*.whl >>"$OUT/durability.log" 2>&1
+    export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/whl-site
+  fi
+  if KVCG_TEST_SERVER_BACKEND=gpu timeout 300 "$PY" -m pytest -q -p no:cacheprovider \
+      tests/server/py/test_persistence.py tests/server/py/test_persistence_damage.py tests/server/py/test_crash.py \
+      --server="$BUILD_DIR/tools/server/kvcg-server" >"$OUT/durability-pytest.log" 2>&1; then
+    note "persistence tests (GPU server)" "$(tail -1 "$OUT/durability-pytest.log")"
+  else
+    note "persistence tests (GPU server)" "FAILED: $(tail -1 "$OUT/durability-pytest.log")"
+  fi
+  if timeout 280 "$BUILD_DIR/bench/durability/kvcg-bench-restart" --keys "${RESTART_KEYS:-100000000}" \
+      --backends gpu,cpu --dir "$ROOT/.restart-bench" >"$OUT/restart.json" 2>>"$OUT/durability.log"; then
+    note "restart bench" "$(python3 -c "import json;d=json.load(open('$OUT/restart.json'));print('; '.join(f\"{r['backend']}: {r['loaded_keys']} keys save {r['save_seconds']:.1f}s restart {r['restart_seconds']:.1f}s\" for r in d['rows']))")"
+  else
+    note "restart bench" "FAILED (see durability.log)"; tail -5 "$OUT/durability.log"
+  fi
+  rm -rf "$ROOT/.restart-bench"
+  if timeout 200 python3 bench/server/persistence.py --machine h100 --out "$OUT/server_persistence.json" \
+      --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
+      --kvcg-args "--backend gpu --io-threads 8" --connections 64 --threads 8 --pipeline 16 \
+      --duration 3 --warmup 1 >>"$OUT/durability.log" 2>&1; then
+    note "server persistence bench" "$(python3 -c "import json;d=json.load(open('$OUT/server_persistence.json'));print(d['bound_fsyncs_per_sec'] and f\"disk {d['bound_fsyncs_per_sec']:.0f} fsync/s; \" or '', '; '.join(f\"{s} {k} {v['ops_per_sec']/1e6:.2f}M ({v.get('fraction_of_off',0):.0%})\" for s,b in d['servers'].items() for k,v in b.items()))")"
+  else
+    note "server persistence bench" "FAILED (see durability.log)"; tail -5 "$OUT/durability.log"
   fi
 fi
 

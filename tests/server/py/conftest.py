@@ -32,10 +32,13 @@ def pytest_addoption(parser):
 
 
 def server_command(binary, args):
-    """The argv of a test server: ephemeral port, CPU backend, KVCG_SERVER_ARGS, then `args`."""
-    # KVCG_SERVER_ARGS adds flags to every server (e.g. "--mode kvcg").
+    """The argv of a test server: ephemeral port, backend (KVCG_TEST_SERVER_BACKEND, default cpu),
+    KVCG_SERVER_ARGS, then `args`."""
+    # KVCG_SERVER_ARGS adds flags to every server (e.g. "--mode kvcg");
+    # KVCG_TEST_SERVER_BACKEND=gpu runs the suite on the GPU backend (scripts/gpu-check.sh).
     extra = os.environ.get("KVCG_SERVER_ARGS", "").split()
-    return [binary, "--port", "0", "--backend", "cpu", "--io-threads", "2"] + extra + list(args)
+    backend = os.environ.get("KVCG_TEST_SERVER_BACKEND", "cpu")
+    return [binary, "--port", "0", "--backend", backend, "--io-threads", "2"] + extra + list(args)
 
 
 _started = []  # every ServerProcess, so a failing test cannot leave one running
