@@ -234,7 +234,10 @@ def main():
                            "speedup": k["ops_per_sec"] / r["ops_per_sec"] if r["ops_per_sec"] else None,
                            "kvcg_p99_us": k["latency_us"]["p99"], "redis_p99_us": r["latency_us"]["p99"]})
         record["summary"] = ratios
-    out = args.out or os.path.join(ROOT, "bench", "results", args.machine, "server_compare.json")
+    write_record(record, args.out or os.path.join(ROOT, "bench", "results", args.machine, "server_compare.json"))
+
+
+def write_record(record, out):
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump(record, f, indent=2)

@@ -16,7 +16,6 @@ and prints it with the results. Writes one JSON file.
       --connections 64 --threads 8 --pipeline 16
 """
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -99,12 +98,8 @@ def main():
                 for setting, row in rows.items():
                     row["fraction_of_off"] = row["ops_per_sec"] / off
             record["servers"][name] = rows
-    out = args.out or os.path.join(compare.ROOT, "bench", "results", args.machine, "server_persistence.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(record, f, indent=2)
-        f.write("\n")
-    print(f"wrote {out}", file=sys.stderr)
+    compare.write_record(record, args.out or os.path.join(compare.ROOT, "bench", "results", args.machine,
+                                                          "server_persistence.json"))
 
 
 if __name__ == "__main__":

@@ -32,25 +32,32 @@ Results FailWrites(Results results, const std::vector<uint32_t>& write_ops) {
   return b.Finish();
 }
 
-int OpenNew(const std::string& path) {
-  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+// Creates `path` (which must not exist) holding a log file header, fsync'ed
+// with its directory; *fd is open for appending, *size the header's bytes.
+Status CreateLogFile(const std::string& path, int* fd, uint64_t* size) {
+  *fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  if (*fd < 0) return IoError(path, errno);
+  const std::string header = FileHeader(kLogMagic);
+  int err = WriteAll(*fd, header);
+  if (err == 0) err = SyncFile(*fd);
+  if (err == 0) err = SyncDir(DirName(path));
+  if (err != 0) {
+    ::close(*fd);
+    ::unlink(path.c_str());
+    return IoError(path, err);
+  }
+  *size = header.size();
+  return Status::Ok();
 }
 }  // namespace
 
 Status AppendLog::Create(const std::string& path, LogLanes* lanes, FsyncPolicy policy,
                          std::unique_ptr<AppendLog>* out) {
-  int fd = OpenNew(path);
-  if (fd < 0) return IoError(path, errno);
-  const std::string header = FileHeader(kLogMagic);
-  int err = WriteAll(fd, header);
-  if (err == 0) err = SyncFile(fd);
-  if (err == 0) err = SyncDir(DirName(path));
-  if (err != 0) {
-    ::close(fd);
-    ::unlink(path.c_str());
-    return IoError(path, err);
-  }
-  out->reset(new AppendLog(path, fd, header.size(), lanes, policy));
+  int fd;
+  uint64_t size;
+  Status s = CreateLogFile(path, &fd, &size);
+  if (!s.ok()) return s;
+  out->reset(new AppendLog(path, fd, size, lanes, policy));
   return Status::Ok();
 }
 
@@ -262,17 +269,10 @@ Status AppendLog::FlushLocked(std::string_view extra) {
 Status AppendLog::SwitchFileLocked(const std::string& new_path, const std::function<Status()>& before_switch) {
   Status s = FlushLocked();
   if (!s.ok()) return s;
-  int fd = OpenNew(new_path);
-  if (fd < 0) return IoError(new_path, errno);
-  const std::string header = FileHeader(kLogMagic);
-  int err = WriteAll(fd, header);
-  if (err == 0) err = SyncFile(fd);
-  if (err == 0) err = SyncDir(DirName(new_path));
-  if (err != 0) {
-    ::close(fd);
-    ::unlink(new_path.c_str());
-    return IoError(new_path, err);
-  }
+  int fd;
+  uint64_t size;
+  s = CreateLogFile(new_path, &fd, &size);
+  if (!s.ok()) return s;
   s = before_switch();
   if (!s.ok()) {
     ::close(fd);
@@ -285,7 +285,7 @@ Status AppendLog::SwitchFileLocked(const std::string& new_path, const std::funct
     std::lock_guard<std::mutex> lock(wait_mu_);
     path_ = new_path;
   }
-  good_size_.store(header.size(), std::memory_order_relaxed);
+  good_size_.store(size, std::memory_order_relaxed);
   return Status::Ok();
 }
 
