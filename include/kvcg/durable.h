@@ -34,6 +34,12 @@
 //    the snapshot; a torn final log record (a crash mid-write) is cut off
 //    with a warning; any other damage fails Open with kIoError naming the
 //    file and byte offset, and nothing is served from a damaged file.
+//  * Threads: every method is thread-safe. A Completion may call Submit, but
+//    not while Save/BackgroundSave/RewriteLog/SetAppendOnly/Clear is taking
+//    its cut on another thread: the cut holds every write lane until the
+//    wrapped store has completed what was submitted before it, so such a
+//    Submit waits for a completion that waits for it (as Clear and
+//    InstallModel may not be called from a Completion).
 // File formats: docs/PERSISTENCE.md.
 #pragma once
 
