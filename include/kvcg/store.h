@@ -131,6 +131,26 @@ class Store {
   // for Store subclasses outside kvcg; every kvcg backend and mode can),
   // kInternal on device failure. Thread-safe; several readers may be open.
   virtual Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out);
+
+  // One step of an iteration over every key (Redis SCAN). Start with
+  // cursor 0; *next receives the cursor of the following step, 0 when the
+  // iteration is over; *out receives this step's entries (keys and values,
+  // read as a SnapshotReader: views valid until its next Next() or its
+  // destruction; it must be destroyed before the store). `count` is a hint
+  // of how many entries a step should return (any number may come back,
+  // none included). The guarantee is Redis's: a key present from the start
+  // of the iteration to its end is returned at least once, even while the
+  // store grows, shrinks or is written meanwhile; a key may be returned more
+  // than once, and keys added or removed meanwhile may or may not be. A
+  // cursor is only meaningful to the store that returned it; an unknown
+  // cursor ends the iteration or restarts part of it, never fails. Costs:
+  // CPU backend: a step runs under one shard's lock; GPU backend: a step is
+  // a marker in the pipeline (it waits for earlier batches) and a kernel over
+  // a range of buckets; engine: step 0 writes the hot-cache updates back
+  // (a Flush) so that every key is in the canonical store. Errors:
+  // kUnavailable for a Store that cannot iterate, kInternal on device
+  // failure. Thread-safe; iterations may run concurrently.
+  virtual Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next);
 };
 
 }  // namespace kvcg

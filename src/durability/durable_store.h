@@ -62,6 +62,9 @@ class DurableStore final : public Durable {
   void Clear() override;
   StoreInfo Info() const override { return inner_->Info(); }
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override { return inner_->OpenSnapshot(out); }
+  Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override {
+    return inner_->Scan(cursor, count, out, next);
+  }
 
   // Durable
   Status Save() override;

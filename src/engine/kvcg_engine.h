@@ -87,6 +87,18 @@ class KvcgEngine final : public Engine {
   // Taken inside the switch protocol's block; see kvcg_engine.cc for why
   // flushing first and snapshotting after the block would not do.
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
+  // Step 0 writes the hot-cache updates back first (Flush), so that every
+  // key present at the start of the iteration is in the canonical store,
+  // whose Scan gives the guarantee from then on: keys only leave it by a
+  // delete (written back later), which means they were not present for the
+  // whole iteration. Values may be older than the hot cache's.
+  Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override {
+    if (cursor == 0) {
+      Status s = Flush();
+      if (!s.ok()) return s;
+    }
+    return canonical_->Scan(cursor, count, out, next);
+  }
 
   Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                       SwitchRecord* record) override;

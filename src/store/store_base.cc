@@ -82,4 +82,10 @@ Status Store::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
   return Status::Unavailable("this store cannot take snapshots");
 }
 
+Status Store::Scan(uint64_t, size_t, std::unique_ptr<SnapshotReader>* out, uint64_t* next) {
+  out->reset();
+  *next = 0;
+  return Status::Unavailable("this store cannot iterate");
+}
+
 }  // namespace kvcg

@@ -48,6 +48,9 @@ class CpuStore final : public Store {
   void Clear() override;
   StoreInfo Info() const override;
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
+  // Store::Scan (cpu_scan.cc): shard by shard, home slots in Redis's
+  // reverse-binary order.
+  Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override;
 
   // Bytes charged per entry beyond its key and value: the tag, two string
   // headers and the table's slack, rounded up. Public for tests.

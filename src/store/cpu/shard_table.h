@@ -92,6 +92,21 @@ class ShardTable {
     size_ = 0;
   }
 
+  size_t mask() const { return mask_; }
+
+  // Calls f(key, value) for every entry whose home slot is `home` (& mask):
+  // they sit in the run of occupied slots that starts there (linear probing
+  // never leaves a hole between an entry and its home). Store::Scan visits
+  // home slots, which move only by doubling or halving with the table, never
+  // by other writes (backward shifting moves entries, not their homes).
+  template <typename F>
+  void ForEachAtHome(size_t home, F&& f) const {
+    home &= mask_;
+    for (size_t i = home; tags_[i] != 0; i = (i + 1) & mask_) {
+      if (HomeOf(i) == home) f(entries_[i].key, entries_[i].value);
+    }
+  }
+
   // Calls f(key, value) for every entry.
   template <typename F>
   void ForEach(F&& f) const {

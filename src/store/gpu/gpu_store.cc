@@ -10,12 +10,14 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cstring>
 
 #include "store/backends.h"
 #include "store/gpu/lslab_kernel.h"
+#include "store/gpu/gpu_snapshot.h"
 #include "store/gpu/pipeline.h"
 
 namespace kvcg::store {
@@ -221,6 +223,34 @@ void GpuStore::Clear() {
 Status GpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
   out->reset();
   SnapshotMarker marker;
+  return CopyBuckets(&marker, out);
+}
+
+// A Scan step is a snapshot of a run of buckets: the bucket count never
+// changes and an entry never leaves its bucket, so a bucket cursor returns
+// every key present for the whole iteration at least once (exactly once
+// unless it was deleted and re-inserted meanwhile).
+Status GpuStore::Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) {
+  out->reset();
+  *next = 0;
+  const uint64_t buckets = bucket_count_;
+  if (cursor >= buckets) {
+    *out = std::make_unique<GpuSnapshotReader>(config_.layout == Layout::kGeneral, nullptr, 0, 0, nullptr);
+    return Status::Ok();
+  }
+  // About `count` entries: the table's mean load per bucket decides the run.
+  const uint64_t per_bucket = std::max<uint64_t>(1, Size() / buckets);
+  const uint64_t run = std::clamp<uint64_t>(std::max<size_t>(count, 1) / per_bucket, 1, buckets - cursor);
+  SnapshotMarker marker;
+  marker.begin = cursor;
+  marker.end = cursor + run;
+  Status s = CopyBuckets(&marker, out);
+  if (s.ok() && marker.end < buckets) *next = marker.end;
+  return s;
+}
+
+Status GpuStore::CopyBuckets(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out) {
+  SnapshotMarker& marker = *m;
   auto* r = new Request;
   r->snapshot = &marker;
   pipeline_->Enqueue(r);

@@ -34,6 +34,7 @@
 namespace kvcg::store::gpu {
 
 class Pipeline;
+struct SnapshotMarker;
 
 class GpuStore final : public Store {
  public:
@@ -53,6 +54,9 @@ class GpuStore final : public Store {
   // page-locked memory for the image (16 bytes a key, fixed8; 16 + the key
   // rounded up to 8, general) cannot be had.
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
+  // Store::Scan: the cursor is a bucket index; a step copies a run of
+  // buckets (about `count` entries) at a pipeline marker.
+  Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override;
 
   // --- For the pipeline and benchmarks.
   const Config& config() const { return config_; }
@@ -66,6 +70,8 @@ class GpuStore final : public Store {
   uint64_t entry_overhead() const { return table_.entry_overhead; }
 
  private:
+  // Queues `marker` (its bucket range set) and waits for its image.
+  Status CopyBuckets(SnapshotMarker* marker, std::unique_ptr<SnapshotReader>* out);
   Status Init();
   void ReadCounters(DeviceCounters* out) const;
 

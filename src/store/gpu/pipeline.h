@@ -97,6 +97,9 @@ struct ClearMarker {
 
 // OpenSnapshot(): the caller waits for the pipeline's answer.
 struct SnapshotMarker {
+  // Buckets to copy: all of them for OpenSnapshot, a run for a Scan step.
+  uint64_t begin = 0;
+  uint64_t end = ~uint64_t(0);
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
@@ -188,7 +191,8 @@ class Pipeline {
   void HandleClear(Request* r);
   void HandleSnapshot(Request* r);
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
-  Status TakeSnapshot(std::unique_ptr<SnapshotReader>* out);
+  // Buckets [begin, end) (clamped to the table) into a new image.
+  Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
   static bool Ensure(DevBuf& b, size_t bytes);
 
   GpuStore* const store_;

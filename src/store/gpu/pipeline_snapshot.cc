@@ -30,7 +30,7 @@ void Pipeline::HandleSnapshot(Request* r) {
   SnapshotMarker* m = r->snapshot;
   delete r;
   std::unique_ptr<SnapshotReader> reader;
-  Status status = TakeSnapshot(&reader);
+  Status status = TakeSnapshot(m->begin, m->end, &reader);
   std::lock_guard<std::mutex> lock(m->mu);
   m->status = std::move(status);
   m->reader = std::move(reader);
@@ -38,7 +38,7 @@ void Pipeline::HandleSnapshot(Request* r) {
   m->cv.notify_all();
 }
 
-Status Pipeline::TakeSnapshot(std::unique_ptr<SnapshotReader>* out) {
+Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out) {
   if (sticky_ != cudaSuccess) {
     return Status::Internal(std::string("the GPU failed earlier: ") + cudaGetErrorString(sticky_));
   }
@@ -59,9 +59,11 @@ Status Pipeline::TakeSnapshot(std::unique_ptr<SnapshotReader>* out) {
   // Nothing else of ours is in flight: any of the slots' streams will do.
   cudaStream_t st = slots_[0].stream;
   const TableView& table = store_->table();
+  const uint64_t buckets = 1ull << table.bucket_bits;
+  const BucketRange range{begin < buckets ? begin : buckets, end < buckets ? end : buckets};
 
   SnapshotTotals counted{};
-  err = SnapshotCount(general_, table, snapshot_totals_, st);
+  err = SnapshotCount(general_, table, range, snapshot_totals_, st);
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(&counted, snapshot_totals_, sizeof(counted), cudaMemcpyDeviceToHost, st);
   }
@@ -82,7 +84,7 @@ Status Pipeline::TakeSnapshot(std::unique_ptr<SnapshotReader>* out) {
                               cudaGetErrorString(err));
     }
     SnapshotTotals dumped{};
-    err = SnapshotDump(general_, table, image, bytes, snapshot_totals_, st);
+    err = SnapshotDump(general_, table, range, image, bytes, snapshot_totals_, st);
     if (err == cudaSuccess) {
       err = cudaMemcpyAsync(&dumped, snapshot_totals_, sizeof(dumped), cudaMemcpyDeviceToHost, st);
     }

@@ -67,13 +67,12 @@ __device__ __forceinline__ uint64_t RecordOf(const uint64_t* slab, bool occupied
 }
 
 template <bool kGeneral>
-__global__ void __launch_bounds__(kBlockThreads) CountKernel(TableView t, SnapshotTotals* totals) {
+__global__ void __launch_bounds__(kBlockThreads) CountKernel(TableView t, uint64_t begin, uint64_t end, SnapshotTotals* totals) {
   const uint32_t lane = threadIdx.x & 31;
   const uint64_t first = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const uint64_t stride = uint64_t(gridDim.x) * kWarpsPerBlock;
-  const uint64_t buckets = 1ull << t.bucket_bits;
   uint64_t entries = 0, bytes = 0;  // identical in every lane
-  for (uint64_t b = first; b < buckets; b += stride) {
+  for (uint64_t b = begin + first; b < end; b += stride) {
     const uint64_t* slab = t.buckets + b * kSlabWords;
     while (true) {
       const uint64_t meta = Ld(slab + kMetaWord);
@@ -98,13 +97,13 @@ __global__ void __launch_bounds__(kBlockThreads) CountKernel(TableView t, Snapsh
 
 template <bool kGeneral>
 __global__ void __launch_bounds__(kBlockThreads)
-    DumpKernel(TableView t, uint64_t* image, unsigned long long image_bytes, SnapshotTotals* totals) {
+    DumpKernel(TableView t, uint64_t begin, uint64_t end, uint64_t* image, unsigned long long image_bytes,
+               SnapshotTotals* totals) {
   const uint32_t lane = threadIdx.x & 31;
   const uint64_t first = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const uint64_t stride = uint64_t(gridDim.x) * kWarpsPerBlock;
-  const uint64_t buckets = 1ull << t.bucket_bits;
   uint64_t dumped = 0;  // identical in every lane
-  for (uint64_t b = first; b < buckets; b += stride) {
+  for (uint64_t b = begin + first; b < end; b += stride) {
     const uint64_t* slab = t.buckets + b * kSlabWords;
     while (true) {
       const uint64_t meta = Ld(slab + kMetaWord);
@@ -162,12 +161,11 @@ __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // Enough warps to cover the device a few times over; grid-stride beyond.
-cudaError_t GridFor(const TableView& t, uint32_t* blocks) {
+cudaError_t GridFor(uint64_t buckets, uint32_t* blocks) {
   int device = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
-  const uint64_t buckets = 1ull << t.bucket_bits;
   uint64_t want = (buckets + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;
   *blocks = uint32_t(want < cap ? want : cap);
@@ -177,31 +175,33 @@ cudaError_t GridFor(const TableView& t, uint32_t* blocks) {
 
 }  // namespace
 
-cudaError_t SnapshotCount(bool general, const TableView& table, SnapshotTotals* totals,
+cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, SnapshotTotals* totals,
                           cudaStream_t stream) {
   static_assert(sizeof(SnapshotTotals) == 64);
   uint32_t blocks = 0;
-  cudaError_t err = GridFor(table, &blocks);
+  cudaError_t err = GridFor(range.end - range.begin, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(SnapshotTotals), stream);
   if (err != cudaSuccess) return err;
   if (general) {
-    CountKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, totals);
+    CountKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, totals);
   } else {
-    CountKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, totals);
+    CountKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, totals);
   }
   return cudaGetLastError();
 }
 
-cudaError_t SnapshotDump(bool general, const TableView& table, char* image, uint64_t image_bytes,
-                         SnapshotTotals* totals, cudaStream_t stream) {
+cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, char* image,
+                         uint64_t image_bytes, SnapshotTotals* totals, cudaStream_t stream) {
   uint32_t blocks = 0;
-  cudaError_t err = GridFor(table, &blocks);
+  cudaError_t err = GridFor(range.end - range.begin, &blocks);
   if (err != cudaSuccess) return err;
   uint64_t* words = reinterpret_cast<uint64_t*>(image);
   if (general) {
-    DumpKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, words, image_bytes, totals);
+    DumpKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, words, image_bytes,
+                                                           totals);
   } else {
-    DumpKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, words, image_bytes, totals);
+    DumpKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, words, image_bytes,
+                                                            totals);
   }
   return cudaGetLastError();
 }

@@ -44,16 +44,24 @@ KVCG_HD inline uint64_t SnapshotEntryBytes(bool general, uint32_t key_bytes) {
   return general ? 16 + ((uint64_t(key_bytes) + 7) & ~7ull) : 16;
 }
 
-// Zeroes *totals, then counts the table's entries and image bytes into it.
+// Buckets [begin, end) of the table: all of them for a snapshot, a run of
+// them for one Scan step (Store::Scan: entries never move between buckets,
+// whose number is fixed, so a bucket cursor keeps SCAN's guarantee).
+struct BucketRange {
+  uint64_t begin;
+  uint64_t end;
+};
+
+// Zeroes *totals, then counts the range's entries and image bytes into it.
 // Enqueued on `stream`; returns the first launch error.
-cudaError_t SnapshotCount(bool general, const TableView& table, SnapshotTotals* totals,
+cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, SnapshotTotals* totals,
                           cudaStream_t stream);
 
-// Writes every entry into `image` (`image_bytes`, device-accessible host
+// Writes every entry of the range into `image` (`image_bytes`, device-accessible host
 // memory), advancing totals->cursor / dumped; an entry that would pass
 // image_bytes is not written and sets totals->overflow. Run after
 // SnapshotCount on the same totals (cursor, dumped, overflow start at 0).
-cudaError_t SnapshotDump(bool general, const TableView& table, char* image, uint64_t image_bytes,
-                         SnapshotTotals* totals, cudaStream_t stream);
+cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, char* image,
+                         uint64_t image_bytes, SnapshotTotals* totals, cudaStream_t stream);
 
 }  // namespace kvcg::store::gpu
