@@ -24,6 +24,11 @@ std::string ToLower(std::string_view s) {
   return out;
 }
 
+void CountKeyspaceHit(CommandContext& ctx, const OpResultView& r) {
+  ThreadStats& st = ctx.loop.stats();
+  Add(r.found() ? st.keyspace_hits : st.keyspace_misses, 1);
+}
+
 void CommandContext::Error(std::string_view message) {
   out.Error(message);
   Add(loop.stats().failed_calls[cmd.spec->id], 1);

@@ -4,11 +4,21 @@
 #include <string>
 #include <string_view>
 
+namespace kvcg {
+struct OpResultView;
+}
+
 namespace kvcg::server {
+
+struct CommandContext;
 
 // ASCII case-insensitive equality (option names like "NX", subcommands).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 std::string ToLower(std::string_view s);
+
+// Counts a read of a key in INFO's keyspace_hits / keyspace_misses (Redis
+// counts the lookups of read commands: GET, GETRANGE, BITCOUNT, LCS, ...).
+void CountKeyspaceHit(CommandContext& ctx, const OpResultView& r);
 
 // Redis's standard error strings, where clients match on them.
 inline constexpr const char* kErrSyntax = "ERR syntax error";

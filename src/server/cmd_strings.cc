@@ -2,23 +2,21 @@
 //
 // Plain reads and writes are one store operation each. Read-modify-write
 // commands (SET NX/XX, SETNX, APPEND, INCR*, DECR*, INCRBYFLOAT) are
-// compare-and-swap loops, which makes each atomic per key without locks:
-//   * the first attempt is a CAS "only if absent" with the value the command
-//     would store on an absent key (so INCR on a new key is one round);
-//   * if the key exists, the CAS fails and returns the current value, from
-//     which the new value is computed and a CAS "only if still equal" issued;
-//   * a CAS that lost a race (value changed, or key deleted) is retried from
-//     the value it returned. The connection keeps later commands on the same
-//     key out of the batch until the loop ends (see connection.h).
-// In cmd.phase: 0 = last CAS expected absence, 1 = it expected cmd.scratch.
+// compare-and-swap loops (cmd_rmw.h), which makes each atomic per key
+// without locks: the first attempt is usually a CAS "only if absent" with
+// the value the command would store on an absent key (so INCR on a new key
+// is one round); a CAS that finds the key, or loses a race, is re-issued
+// from the value it returned.
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "server/cmd_common.h"
+#include "server/cmd_rmw.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/io_thread.h"
@@ -28,40 +26,20 @@ namespace kvcg::server::cmd {
 
 namespace {
 
-// Whether the CAS whose result is `r` stored its value.
-bool CasStored(const kvcg::server::Command& c, const OpResultView& r) {
-  if (c.phase == 0) return r.code == Code::kNotFound;
-  return r.found() && r.value == c.scratch;
-}
-
-// `current` may be a view into the round's Results, which dies after the
-// finish call: the expected value is copied into cmd.scratch (reusing its
-// capacity across retries) because CasStored compares against it next round.
-void CasFrom(CommandContext& ctx, std::string_view key, std::string_view current, std::string_view desired) {
-  ctx.cmd.scratch.assign(current);
-  ctx.cmd.phase = 1;
-  std::string_view expected = ctx.cmd.scratch;
-  ctx.OpCas(key, &expected, desired);
-}
-
-void CasAbsent(CommandContext& ctx, std::string_view key, std::string_view desired) {
-  ctx.cmd.phase = 0;
-  ctx.OpCas(key, nullptr, desired);
-}
-
-void CountHit(CommandContext& ctx, const OpResultView& r) {
-  Add(r.found() ? ctx.loop.stats().keyspace_hits : ctx.loop.stats().keyspace_misses, 1);
-}
-
 // Redis's getLongDoubleFromObject.
 bool ParseLongDouble(std::string_view s, long double* out) {
-  if (s.empty() || s.size() > 5 * 1024) return false;
-  std::string buf(s);
+  // Redis's string2ld copies into a MAX_LONG_DOUBLE_CHARS (5 KiB) buffer
+  // with its terminator: 5120 bytes or more are not a number. The whole
+  // string must be the number: "1\0" (e.g. after SETRANGE) is not one.
+  char buf[5 * 1024];
+  if (s.empty() || s.size() >= sizeof(buf)) return false;
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
   if (std::isspace(static_cast<unsigned char>(buf[0]))) return false;
   char* end = nullptr;
   errno = 0;
-  long double v = std::strtold(buf.c_str(), &end);
-  if (*end != '\0' || std::isnan(v)) return false;
+  long double v = std::strtold(buf, &end);
+  if (end != buf + s.size() || std::isnan(v)) return false;
   if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO)) return false;
   *out = v;
   return true;
@@ -101,7 +79,7 @@ enum SetFlags : int64_t { kNx = 1, kXx = 2, kGet = 4 };
 void Get(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
 bool GetFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  CountHit(ctx, res);
+  CountKeyspaceHit(ctx, res);
   if (res.found()) ctx.out.Bulk(res.value);  // from the store's memory into the reply
   else if (res.code == Code::kNotFound) ctx.out.Null();
   else ctx.StoreError(res);
@@ -206,7 +184,7 @@ bool MGetFinish(CommandContext& ctx, ResultSpan r) {
   }
   ctx.out.ArrayHeader(r.size());
   for (OpResultView x : r) {
-    CountHit(ctx, x);
+    CountKeyspaceHit(ctx, x);
     if (x.found()) ctx.out.Bulk(x.value);
     else ctx.out.Null();
   }
@@ -271,7 +249,7 @@ bool AppendFinish(CommandContext& ctx, ResultSpan r) {
     return true;
   }
   if (CasStored(ctx.cmd, res)) {
-    size_t before = ctx.cmd.phase == 0 ? 0 : ctx.cmd.scratch.size();
+    size_t before = ctx.cmd.phase == kPhaseAbsent ? 0 : ctx.cmd.scratch.size();
     ctx.out.Integer(static_cast<int64_t>(before + suffix.size()));
     return true;
   }
@@ -322,7 +300,7 @@ bool IncrByFinish(CommandContext& ctx, ResultSpan r) {
   }
   if (CasStored(ctx.cmd, res)) {
     int64_t before = 0;
-    if (ctx.cmd.phase == 1) ParseInt64(ctx.cmd.scratch, &before);  // validated when it was issued
+    if (ctx.cmd.phase == kPhaseEqual) ParseInt64(ctx.cmd.scratch, &before);  // validated when it was issued
     ctx.out.Integer(before + delta);
     return true;
   }
@@ -345,39 +323,38 @@ bool IncrByFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- INCRBYFLOAT key increment
+// As Redis: the key's value is parsed before the sum is checked, so a key
+// holding "abc" answers "not a valid float" even for an increment of "inf".
+// An infinite increment can never store, so it only reads the key (never a
+// CAS that would store "inf" on an absent key).
 void IncrByFloat(CommandContext& ctx) {
   long double incr;
   if (!ParseLongDouble(ctx.arg(2), &incr)) {
     ctx.Error(kErrNotFloat);
     return;
   }
-  if (std::isinf(incr)) {
-    ctx.Error("ERR increment would produce NaN or Infinity");
-    return;
-  }
   ctx.cmd.ld = incr;
-  CasAbsent(ctx, ctx.arg(1), FormatLongDouble(incr));
+  if (std::isinf(incr)) ReadFirst(ctx, ctx.arg(1));
+  else CasAbsent(ctx, ctx.arg(1), FormatLongDouble(incr));
 }
 
 bool IncrByFloatFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
+  switch (RmwOutcome(ctx, res)) {
+    case Rmw::kError:
+      return true;
+    case Rmw::kStored: {
+      // The value stored is the one we computed; recompute it from what it replaced.
+      long double before = 0;
+      if (ctx.cmd.phase == kPhaseEqual) ParseLongDouble(ctx.cmd.scratch, &before);
+      ctx.out.Bulk(FormatLongDouble(before + ctx.cmd.ld));
+      return true;
+    }
+    case Rmw::kCurrent:
+      break;
   }
-  if (CasStored(ctx.cmd, res)) {
-    // The value stored is the one we computed; recompute it from what it replaced.
-    long double before = 0;
-    if (ctx.cmd.phase == 1) ParseLongDouble(ctx.cmd.scratch, &before);
-    ctx.out.Bulk(FormatLongDouble(before + ctx.cmd.ld));
-    return true;
-  }
-  if (!res.found()) {
-    CasAbsent(ctx, ctx.arg(1), FormatLongDouble(ctx.cmd.ld));
-    return false;
-  }
-  long double current;
-  if (!ParseLongDouble(res.value, &current)) {
+  long double current = 0;
+  if (res.found() && !ParseLongDouble(res.value, &current)) {
     ctx.Error(kErrNotFloat);
     return true;
   }
@@ -386,7 +363,8 @@ bool IncrByFloatFinish(CommandContext& ctx, ResultSpan r) {
     ctx.Error("ERR increment would produce NaN or Infinity");
     return true;
   }
-  CasFrom(ctx, ctx.arg(1), res.value, FormatLongDouble(next));
+  if (res.found()) CasFrom(ctx, ctx.arg(1), res.value, FormatLongDouble(next));
+  else CasAbsent(ctx, ctx.arg(1), FormatLongDouble(next));  // absent, or deleted meanwhile
   return false;
 }
 

@@ -131,6 +131,24 @@ void IncrBy(CommandContext&);  // INCR, DECR, INCRBY, DECRBY
 bool IncrByFinish(CommandContext&, ResultSpan);
 void IncrByFloat(CommandContext&);
 bool IncrByFloatFinish(CommandContext&, ResultSpan);
+// strings: ranges (cmd_strings_range.cc), MSETNX (cmd_msetnx.cc), LCS (cmd_lcs.cc)
+void SetRange(CommandContext&);
+bool SetRangeFinish(CommandContext&, ResultSpan);
+void GetRange(CommandContext&);  // GETRANGE, SUBSTR
+bool GetRangeFinish(CommandContext&, ResultSpan);
+void MSetNx(CommandContext&);
+bool MSetNxFinish(CommandContext&, ResultSpan);
+void Lcs(CommandContext&);
+bool LcsFinish(CommandContext&, ResultSpan);
+// bitmaps (cmd_bits.cc)
+void SetBit(CommandContext&);
+bool SetBitFinish(CommandContext&, ResultSpan);
+void GetBit(CommandContext&);
+bool GetBitFinish(CommandContext&, ResultSpan);
+void BitCount(CommandContext&);
+bool BitCountFinish(CommandContext&, ResultSpan);
+void BitPos(CommandContext&);
+bool BitPosFinish(CommandContext&, ResultSpan);
 }  // namespace cmd
 
 }  // namespace kvcg::server
