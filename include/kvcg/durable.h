@@ -20,8 +20,10 @@
 //    completion is called only when the log policy allows: after the fsync
 //    covering it (kAlways), or at once (kEverySec, kNo). If the log cannot be
 //    written, the writes it holds are answered Code::kIoError (they took
-//    effect in memory but are not acknowledged), new writes are refused with
+//    effect in memory but are not acknowledged; under kEverySec/kNo they were
+//    acknowledged already and are retried), new writes are refused with
 //    kIoError until a retry of the write succeeds, and reads keep working.
+//    After a failed fsync the file is abandoned by an automatic rewrite.
 //  * Snapshots. Save() writes a point-in-time image (Store::OpenSnapshot) to
 //    `dir/snapshot_file`; BackgroundSave() does so on a background thread
 //    while the store keeps serving. A file is replaced atomically (written to
@@ -34,12 +36,13 @@
 //    the snapshot; a torn final log record (a crash mid-write) is cut off
 //    with a warning; any other damage fails Open with kIoError naming the
 //    file and byte offset, and nothing is served from a damaged file.
-//  * Threads: every method is thread-safe. A Completion may call Submit, but
-//    not while Save/BackgroundSave/RewriteLog/SetAppendOnly/Clear is taking
-//    its cut on another thread: the cut holds every write lane until the
-//    wrapped store has completed what was submitted before it, so such a
-//    Submit waits for a completion that waits for it (as Clear and
-//    InstallModel may not be called from a Completion).
+//  * Threads: every method is thread-safe. Completions are never called
+//    while this wrapper holds a lock, so a Completion may Submit and read
+//    Persistence(). One exception on the GPU backend: a Completion (run on
+//    its pipeline thread) must not Submit a write while Save, BackgroundSave,
+//    RewriteLog (also automatic), SetAppendOnly or Clear takes its cut — the
+//    cut holds every write lane until the pipeline reaches its marker, which
+//    waits for that completion. Submit from another thread instead.
 // File formats: docs/PERSISTENCE.md.
 #pragma once
 

@@ -18,7 +18,10 @@
 // file in order, or the writer was told it was not acknowledged.
 //
 // Locks: io_mu_ is taken before any lane lock (the flusher holds it for a
-// cycle's swap and write; barriers hold it and every lane).
+// cycle's swap and write; barriers hold it and every lane). Completions are
+// never called under io_mu_ or a lane: a cycle collects them and its caller
+// delivers them after unlocking, so a completion may Submit or ask for
+// Persistence().
 #pragma once
 
 #include <atomic>
@@ -80,11 +83,11 @@ class AppendLog {
   Status SwitchFileLocked(const std::string& new_path, const std::function<Status()>& before_switch);
 
   // Runs fn with io_mu_ and every lane held: nothing is appended or written
-  // meanwhile.
+  // meanwhile. Completions it releases are delivered by the flusher thread.
   void Barrier(const std::function<void()>& fn);
 
   // Waits until every record appended before the call is fsync'ed. kIoError
-  // when the log is failing.
+  // when the log is failing. Not under io_mu_ or a lane.
   Status Sync();
 
   // The store is closing: deliver every parked completion now and, from now
@@ -92,20 +95,39 @@ class AppendLog {
   // called before the wrapped store, whose memory results point into, goes).
   void SetClosing();
 
- private:
-  AppendLog(std::string path, int fd, uint64_t size, LogLanes* lanes, FsyncPolicy policy);
-  void Run();
-  // One cycle; io_mu_ held by the caller. `force_sync` fsyncs whatever the policy.
-  void CycleLocked(bool force_sync, bool lanes_held);
-  void Fail(int err, uint64_t upto_gen);
-  void ReleaseWaiters();
+  // While held, writes are written and fsync'ed but no parked completion is
+  // released: the file is not yet named by a manifest (appendonly turned on
+  // at run time writes its base first). Releasing runs a sync cycle.
+  void SetHold(bool hold);
 
+  // An fsync failed: the kernel may have dropped written pages, so nothing
+  // in this file can be trusted as durable again; only a switch to a new
+  // file (a log rewrite) makes the log healthy again.
+  bool broken() const { return broken_.load(std::memory_order_acquire); }
+
+ private:
   struct Waiter {
     uint64_t gen;
     std::vector<uint32_t> write_ops;
     Store::Completion done;
     Results results;
   };
+  struct Ready {
+    Waiter waiter;
+    bool failed;
+  };
+
+  AppendLog(std::string path, int fd, uint64_t size, LogLanes* lanes, FsyncPolicy policy);
+  void Run();
+  // One cycle; io_mu_ held by the caller. `force_sync` fsyncs whatever the
+  // policy. Completions it releases go to ready_, delivered by the caller
+  // once io_mu_ (and any lane) is released: user code never runs under them.
+  void CycleLocked(bool force_sync, bool lanes_held);
+  // Writes out_ (after any pending bytes); on failure keeps them pending.
+  bool WriteLocked(uint64_t cycle);
+  void Fail(int err, uint64_t upto_gen);
+  void ReleaseWaiters();
+  static void Deliver(std::deque<Ready>& ready);
 
   std::string path_;  // written under io_mu_ and wait_mu_ (a switch); read under either
   int fd_;
@@ -113,26 +135,29 @@ class AppendLog {
   std::atomic<FsyncPolicy> policy_;
   std::atomic<uint64_t> good_size_;
   std::atomic<bool> healthy_{true};
+  std::atomic<bool> broken_{false};
+  std::atomic<bool> hold_{false};
   std::atomic<uint64_t> fsyncs_{0}, delayed_fsyncs_{0};
 
   std::mutex io_mu_;        // a cycle or a barrier
   uint64_t cycle_ = 0;      // cycles started (io_mu_)
   std::string pending_;     // frames not yet in the file (after an error; io_mu_)
+  bool needs_truncate_ = false;  // a failed write's tail is still in the file (io_mu_)
   std::string taken_[LogLanes::kLanes];  // lane buffers swapped out by a cycle (io_mu_)
+  std::vector<std::pair<size_t, uint32_t>> taken_cuts_[LogLanes::kLanes];  // their frame cuts (io_mu_)
   std::string out_;         // the cycle's frames (io_mu_)
   uint64_t unsynced_gen_ = 0;  // newest cycle written but not fsync'ed (io_mu_)
   int64_t last_sync_ns_ = 0;   // (io_mu_)
+  std::deque<Ready> ready_;    // released by a cycle, to deliver outside the locks (io_mu_)
 
-  mutable std::mutex wait_mu_;  // waiters_, durable_gen_, failed_gen_, error_
+  mutable std::mutex wait_mu_;  // waiters_, durable_gen_, failed_gen_, error_, closing_
   std::condition_variable wake_;  // the flusher: work or stop
-  std::condition_variable synced_;  // Sync() callers
   std::deque<Waiter> waiters_;
+  std::deque<Ready> handoff_;  // released inside a Barrier: the flusher delivers them
   uint64_t durable_gen_ = 0;  // every cycle <= this is fsync'ed
   uint64_t failed_gen_ = 0;   // waiters <= this failed
   std::string error_;
-  bool dirty_ = false, stop_ = false;
-  std::atomic<bool> closing_{false};
-  uint64_t sync_requests_ = 0;
+  bool dirty_ = false, stop_ = false, closing_ = false;
 
   std::thread thread_;
 };

@@ -30,14 +30,18 @@ void BatchLoader::SubmitCurrent() {
   bytes_ = 0;
   store_->Submit(std::move(b), [this](Results&& r) {
     Status bad;
+    uint64_t refused = 0;
     for (size_t i = 0; i < r.size() && bad.ok(); ++i) {
       const Code c = r.code(i);
       if (c == Code::kOk || c == Code::kNotFound) continue;
       if (strict_ || c == Code::kInternal || c == Code::kUnavailable) {
         bad = Status(c, std::string("the store refused a loaded operation: ") + CodeName(c));
+      } else {
+        ++refused;
       }
     }
     std::lock_guard<std::mutex> lock(mu_);
+    refused_ += refused;
     if (!bad.ok() && error_.ok()) error_ = bad;
     --in_flight_;
     cv_.notify_all();

@@ -28,6 +28,8 @@ class BatchLoader {
   // Submits what is batched and waits for every batch. The first error, if any.
   Status Flush();
   uint64_t ops() const { return ops_; }
+  // Ops the store refused without failing the load (not strict). After Flush.
+  uint64_t refused() const { return refused_; }
 
  private:
   void SubmitCurrent();
@@ -45,6 +47,7 @@ class BatchLoader {
   std::mutex mu_;
   std::condition_variable cv_;
   int in_flight_ = 0;
+  uint64_t refused_ = 0;
   Status error_;
 };
 

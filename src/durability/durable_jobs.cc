@@ -2,6 +2,7 @@
 // maintenance thread (durable_store.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "durability/durable_store.h"
@@ -25,6 +26,7 @@ Status DurableStore::BeginJob(Job kind) {
   std::lock_guard<std::mutex> lock(job_mu_);
   if (stop_) return Status::Unavailable("the store is closing");
   if (job_ == Job::kSave) return Status::Unavailable("Background save already in progress");
+  if (job_ == Job::kAppendOnly) return Status::Unavailable("appendonly is being switched; try again");
   if (job_ == Job::kRewrite) {
     return Status::Unavailable(kind == Job::kRewrite
                                    ? "Background append only file rewriting already in progress"
@@ -51,9 +53,11 @@ void DurableStore::EndJob(Job kind, bool ok, int64_t started_s, double seconds, 
       } else if (background) {
         last_bgsave_try_ = UnixNow();
       }
-    } else {
+    } else if (kind == Job::kRewrite) {
       last_rewrite_ok_ = ok;
       last_rewrite_secs_ = int64_t(seconds + 0.5);
+      rewrite_failures_ = ok ? 0 : rewrite_failures_ + 1;
+      if (!ok) last_rewrite_try_ = UnixNow();
     }
     job_ = Job::kNone;
   }
@@ -197,81 +201,109 @@ void DurableStore::FinishRewrite(std::unique_ptr<SnapshotReader> image, uint64_t
 }
 
 Status DurableStore::SetAppendOnly(bool on) {
-  {
-    // Let a running job finish first: a rewrite needs the log it started with.
+  // A job of its own, so no rewrite or save runs meanwhile (both use the log
+  // and the manifest): wait for a running one, then hold the slot.
+  for (;;) {
+    Status s = BeginJob(Job::kAppendOnly);
+    if (s.ok()) break;
     std::unique_lock<std::mutex> lock(job_mu_);
+    if (stop_) return Status::Unavailable("the store is closing");
     job_cv_.wait(lock, [&] { return job_ == Job::kNone || stop_; });
   }
-  std::lock_guard<std::mutex> admin(admin_mu_);
-  if ((log_ != nullptr) == on) {
-    std::lock_guard<std::mutex> lock(cfg_mu_);
-    dcfg_.append_only = on;
-    return Status::Ok();
+  const int64_t started = UnixNow();
+  Status s = SetAppendOnlyJob(on);
+  EndJob(Job::kAppendOnly, s.ok(), started, 0, false);
+  return s;
+}
+
+Status DurableStore::SetAppendOnlyJob(bool on) {
+  std::shared_ptr<AppendLog> old;
+  {
+    std::lock_guard<std::mutex> admin(admin_mu_);
+    if ((log_ != nullptr) == on) {
+      std::lock_guard<std::mutex> lock(cfg_mu_);
+      dcfg_.append_only = on;
+      return Status::Ok();
+    }
+    if (!on) {
+      log_->Barrier([&] {
+        log_->FlushLocked();
+        log_view_.store(nullptr, std::memory_order_release);
+        old = std::move(log_);
+      });
+    }
   }
   if (!on) {
-    std::unique_ptr<AppendLog> old;
-    log_->Barrier([&] {
-      log_->FlushLocked();
-      log_view_.store(nullptr, std::memory_order_release);
-      old = std::move(log_);
-    });
-    old->SetClosing();
-    old.reset();
+    old->SetClosing();  // parked writes are delivered; in-flight ones deliver at once
+    old.reset();        // freed when the last in-flight write batch lets go of it
     std::lock_guard<std::mutex> lock(cfg_mu_);
     dcfg_.append_only = false;
     return Status::Ok();
   }
-  // On: start a new log whose base is the state at the instant it starts
-  // (as Redis does with a rewrite). Writes continue into the new file while
-  // the base is written; the manifest names both only once the base is whole.
+  // On: a new log whose base is the state at the instant it starts (as Redis
+  // does with a rewrite). Writes go on into the new file while the base is
+  // written; none of them is acknowledged under kAlways until the manifest
+  // names both files (the log is held), so a crash before that loses only
+  // writes that were never acknowledged.
   const std::string dir = LogDir();
   Status s = MakeDirs(dir);
   if (!s.ok()) return s;
-  std::unique_ptr<SnapshotReader> image;
   uint64_t seq;
-  std::string incr;
   {
     std::lock_guard<std::mutex> m(manifest_mu_);
     seq = next_seq_++;
   }
-  incr = LogManifest::IncrName(dcfg_.log_name, seq);
-  std::unique_ptr<AppendLog> log;
-  s = AppendLog::Create(JoinPath(dir, incr), &lanes_, durability_config().fsync, &log);
-  if (!s.ok()) return s;
-  lanes_.Lock(LogLanes::kAll);
-  s = inner_->OpenSnapshot(&image);
-  if (s.ok()) {
-    log_view_.store(log.get(), std::memory_order_release);
-    log_ = std::move(log);
-  }
-  lanes_.Unlock(LogLanes::kAll);
-  if (!s.ok()) return s;
+  const std::string incr = LogManifest::IncrName(dcfg_.log_name, seq);
   const std::string base = LogManifest::BaseName(dcfg_.log_name, seq);
+  std::unique_ptr<AppendLog> created;
+  s = AppendLog::Create(JoinPath(dir, incr), &lanes_, durability_config().fsync, &created);
+  if (!s.ok()) return s;
+  std::shared_ptr<AppendLog> log(std::move(created));
+  log->SetHold(true);
+  std::unique_ptr<SnapshotReader> image;
+  {
+    std::lock_guard<std::mutex> admin(admin_mu_);
+    lanes_.Lock(LogLanes::kAll);
+    s = inner_->OpenSnapshot(&image);
+    if (s.ok()) {
+      log_view_.store(log.get(), std::memory_order_release);
+      log_ = log;
+    }
+    lanes_.Unlock(LogLanes::kAll);
+  }
+  if (!s.ok()) return s;
   uint64_t bytes = 0;
   s = WriteSnapshotFile(image.get(), JoinPath(dir, base), &bytes);
   image.reset();
-  LogManifest next;
-  next.base = base;
-  next.incrs.push_back(incr);
-  if (s.ok()) s = next.Write(ManifestPath());
+  if (s.ok()) {
+    std::lock_guard<std::mutex> m(manifest_mu_);
+    LogManifest next;
+    next.base = base;
+    next.incrs.push_back(incr);
+    s = next.Write(ManifestPath());
+    if (s.ok()) {
+      manifest_ = std::move(next);
+      base_size_ = bytes;
+      old_log_bytes_ = 0;
+    }
+  }
   if (!s.ok()) {
-    std::unique_ptr<AppendLog> failed;
-    log_->Barrier([&] {
-      log_view_.store(nullptr, std::memory_order_release);
-      failed = std::move(log_);
-    });
-    failed->SetClosing();
-    failed.reset();
-    ::unlink(JoinPath(dir, incr).c_str());
+    // Back to no log: the held writes are answered kIoError (they are in
+    // memory, not in any log a restart would read).
+    {
+      std::lock_guard<std::mutex> admin(admin_mu_);
+      log_->Barrier([&] {
+        log_view_.store(nullptr, std::memory_order_release);
+        log_.reset();
+      });
+    }
+    log->SetHold(false);  // (delivers what the file did make durable)
+    log->SetClosing();
+    log.reset();
     ::unlink(JoinPath(dir, base).c_str());
     return s;
   }
-  {
-    std::lock_guard<std::mutex> m(manifest_mu_);
-    manifest_ = std::move(next);
-    base_size_ = bytes;
-    old_log_bytes_ = 0;
-  }
+  log->SetHold(false);
   std::lock_guard<std::mutex> lock(cfg_mu_);
   dcfg_.append_only = true;
   return Status::Ok();
@@ -282,8 +314,9 @@ void DurableStore::SetFsyncPolicy(FsyncPolicy policy) {
     std::lock_guard<std::mutex> lock(cfg_mu_);
     dcfg_.fsync = policy;
   }
-  std::lock_guard<std::mutex> admin(admin_mu_);
-  if (log_ != nullptr) log_->SetPolicy(policy);
+  // Not under admin_mu_: a policy change syncs once, which delivers parked
+  // completions, and a completion may call Persistence().
+  if (std::shared_ptr<AppendLog> log = CurrentLog()) log->SetPolicy(policy);
 }
 
 void DurableStore::SetSaveRules(std::vector<SaveRule> rules) {
@@ -292,8 +325,8 @@ void DurableStore::SetSaveRules(std::vector<SaveRule> rules) {
 }
 
 Status DurableStore::SyncLog() {
-  std::lock_guard<std::mutex> admin(admin_mu_);
-  return log_ != nullptr ? log_->Sync() : Status::Ok();
+  std::shared_ptr<AppendLog> log = CurrentLog();
+  return log != nullptr ? log->Sync() : Status::Ok();
 }
 
 DurabilityConfig DurableStore::durability_config() const {
@@ -319,15 +352,13 @@ PersistenceInfo DurableStore::Persistence() const {
     p.aof_base_size = base_size_;
     p.aof_current_size = base_size_ + old_log_bytes_;
   }
-  // The log pointer is read under admin_mu_ so it cannot be freed meanwhile.
-  std::lock_guard<std::mutex> admin(const_cast<std::mutex&>(admin_mu_));
-  if (log_ != nullptr) {
+  if (std::shared_ptr<AppendLog> log = CurrentLog()) {
     p.aof_enabled = true;
-    p.aof_last_write_ok = log_->healthy();
-    p.aof_last_write_error = log_->last_error();
-    p.aof_current_size += log_->file_bytes();
-    p.aof_fsyncs = log_->fsyncs();
-    p.aof_delayed_fsync = log_->delayed_fsyncs();
+    p.aof_last_write_ok = log->healthy();
+    p.aof_last_write_error = log->last_error();
+    p.aof_current_size += log->file_bytes();
+    p.aof_fsyncs = log->fsyncs();
+    p.aof_delayed_fsync = log->delayed_fsyncs();
   }
   p.loaded_keys = loaded_keys_;
   p.load_seconds = load_seconds_;
@@ -355,17 +386,25 @@ void DurableStore::Maintain() {
         if (changes >= r.changes && changes > 0 && now - last_save_time_ >= int64_t(r.seconds)) save = true;
       }
     }
+    // A failed rewrite is retried with a growing delay (5 s, 10 s, ... up to
+    // an hour, as Redis 7 limits AOF rewrites), so a full disk is not
+    // hammered with base files.
+    const int64_t backoff = rewrite_failures_ == 0 ? 0 : std::min<int64_t>(3600, int64_t(5) << std::min<uint32_t>(rewrite_failures_ - 1, 10));
+    const bool may_rewrite = now - last_rewrite_try_ >= backoff;
     lock.unlock();
     bool rewrite = false;
     const DurabilityConfig cfg = durability_config();
-    if (!save && cfg.auto_rewrite_percentage > 0) {
-      std::lock_guard<std::mutex> admin(admin_mu_);
-      if (log_ != nullptr) {
-        const uint64_t base = base_size_;
-        const uint64_t size = base + old_log_bytes_ + log_->file_bytes();
-        const uint64_t since = base == 0 ? 1 : base;
-        rewrite = size >= cfg.auto_rewrite_min_bytes &&
-                  (size - since) * 100 >= uint64_t(cfg.auto_rewrite_percentage) * since;
+    if (!save && may_rewrite) {
+      if (std::shared_ptr<AppendLog> log = CurrentLog()) {
+        // A file an fsync failed on can only be left by a rewrite.
+        rewrite = log->broken();
+        if (cfg.auto_rewrite_percentage > 0) {
+          const uint64_t base = base_size_;
+          const uint64_t size = base + old_log_bytes_ + log->file_bytes();
+          const uint64_t since = base == 0 ? 1 : base;
+          rewrite = rewrite || (size >= cfg.auto_rewrite_min_bytes &&
+                                (size - since) * 100 >= uint64_t(cfg.auto_rewrite_percentage) * since);
+        }
       }
     }
     if (save) BackgroundSave();

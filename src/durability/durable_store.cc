@@ -164,14 +164,9 @@ DurableStore::~DurableStore() {
   log_.reset();
 }
 
-void DurableStore::Deliver(uint64_t gen, std::vector<uint32_t>* write_ops, Completion& done,
-                           Results&& results) {
-  AppendLog* log = log_view_.load(std::memory_order_acquire);
-  if (write_ops != nullptr && log != nullptr) {
-    log->WhenDurable(gen, std::move(*write_ops), std::move(done), std::move(results));
-  } else {
-    done(std::move(results));
-  }
+std::shared_ptr<AppendLog> DurableStore::CurrentLog() const {
+  std::lock_guard<std::mutex> admin(admin_mu_);
+  return log_;
 }
 
 void DurableStore::Submit(Batch batch, Completion done) {
@@ -198,41 +193,53 @@ void DurableStore::Submit(Batch batch, Completion done) {
   first.changes.fetch_add(writes, std::memory_order_relaxed);
   uint64_t gen = 0;
   std::vector<uint32_t> write_ops;
-  const bool wait = log != nullptr && log->policy() == FsyncPolicy::kAlways;
+  std::shared_ptr<AppendLog> waits_on;  // kAlways: the log its completion is parked in
   if (log != nullptr) {
-    if (wait) write_ops.reserve(writes);
+    if (log->policy() == FsyncPolicy::kAlways) {
+      waits_on = log_;
+      write_ops.reserve(writes);
+    }
     for (size_t i = 0; i < n; ++i) {
       if (batch.type(i) == OpType::kGet) continue;
       // An op the store will refuse changes nothing: it needs no record.
       if (store::CheckOperation(config_, batch, i) != Code::kOk) continue;
       LogLanes::Lane& lane = lanes_.lane(LogLanes::LaneOf(batch.key(i)));
-      AppendLogRecord(&lane.records, batch, i);
-      ++lane.count;
+      LogLanes::AddRecord(lane, [&](std::string* out) { AppendLogRecord(out, batch, i); });
       if (lane.gen > gen) gen = lane.gen;
-      if (wait) write_ops.push_back(uint32_t(i));
+      if (waits_on) write_ops.push_back(uint32_t(i));
     }
   }
   std::vector<Deferred> deferred;
   std::vector<Deferred>* outer = tls_deferred;
   tls_deferred = &deferred;
   ++tls_lanes_held;
-  inner_->Submit(std::move(batch), [this, gen, wait, write_ops = std::move(write_ops),
+  // Delivery: at once, or parked in the log until the fsync covering `gen`.
+  auto deliver = [](const std::shared_ptr<AppendLog>& log, uint64_t gen, std::vector<uint32_t>& ops,
+                    Completion& done, Results&& r) {
+    if (log) {
+      log->WhenDurable(gen, std::move(ops), std::move(done), std::move(r));
+    } else {
+      done(std::move(r));
+    }
+  };
+  inner_->Submit(std::move(batch), [gen, deliver, waits_on, write_ops = std::move(write_ops),
                                     done = std::move(done)](Results&& results) mutable {
     if (tls_lanes_held > 0 && tls_deferred != nullptr) {
       // Inline, under our lanes: deliver after they are released.
-      Completion later = [this, gen, wait, ops = std::move(write_ops),
+      Completion later = [gen, deliver, waits_on = std::move(waits_on), ops = std::move(write_ops),
                           done = std::move(done)](Results&& r) mutable {
-        Deliver(gen, wait ? &ops : nullptr, done, std::move(r));
+        deliver(waits_on, gen, ops, done, std::move(r));
       };
       tls_deferred->push_back(Deferred{std::move(later), std::move(results)});
       return;
     }
-    Deliver(gen, wait ? &write_ops : nullptr, done, std::move(results));
+    deliver(waits_on, gen, write_ops, done, std::move(results));
   });
   --tls_lanes_held;
   tls_deferred = outer;
+  const bool notify = waits_on != nullptr;
   lanes_.Unlock(mask);
-  if (wait) log->Notify();
+  if (notify) waits_on->Notify();
   for (Deferred& d : deferred) d.done(std::move(d.results));
 }
 

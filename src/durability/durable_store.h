@@ -79,7 +79,7 @@ class DurableStore final : public Durable {
   Store* inner() override { return inner_.get(); }
 
  private:
-  enum class Job { kNone, kSave, kRewrite };
+  enum class Job { kNone, kSave, kRewrite, kAppendOnly };
 
   std::string SnapshotPath() const;
   std::string LogDir() const;
@@ -89,7 +89,8 @@ class DurableStore final : public Durable {
   // base of the current state when `new_base`). Lanes must be quiet.
   Status StartLog(bool new_base);
   void RefuseWrites(Batch batch, Completion done);
-  void Deliver(uint64_t gen, std::vector<uint32_t>* write_ops, Completion& done, Results&& results);
+  // The log pointer for a reader outside the lanes (admin_mu_ briefly).
+  std::shared_ptr<AppendLog> CurrentLog() const;
 
   // Jobs (durable_jobs.cc).
   Status BeginJob(Job kind);  // kUnavailable with Redis's text when one runs
@@ -97,6 +98,7 @@ class DurableStore final : public Durable {
   Status WriteSnapshot(std::unique_ptr<SnapshotReader> image, uint64_t changes_at_open, int64_t started_s,
                        bool background);
   Status StartRewrite();
+  Status SetAppendOnlyJob(bool on);
   void FinishRewrite(std::unique_ptr<SnapshotReader> image, uint64_t seq, int64_t started_s);
   void Maintain();
   uint64_t Changes() const;
@@ -108,8 +110,11 @@ class DurableStore final : public Durable {
   mutable std::mutex cfg_mu_;  // dcfg_
   DurabilityConfig dcfg_;
 
-  std::mutex admin_mu_;  // Clear, a rewrite's cut, SetAppendOnly: one at a time
-  std::unique_ptr<AppendLog> log_;  // changed only under admin_mu_ with every lane held
+  mutable std::mutex admin_mu_;  // Clear, a rewrite's cut, SetAppendOnly: one at a time
+  // Changed only under admin_mu_ with every lane held. A write batch that
+  // waits for its fsync holds a reference until its completion is parked,
+  // so turning the log off never frees it under one.
+  std::shared_ptr<AppendLog> log_;
   std::atomic<AppendLog*> log_view_{nullptr};  // for readers outside the lanes
 
   std::mutex manifest_mu_;
@@ -124,6 +129,8 @@ class DurableStore final : public Durable {
   uint64_t changes_base_ = 0;      // Changes() at the last successful save
   int64_t last_save_time_ = 0;     // unix seconds
   int64_t last_bgsave_try_ = 0;    // unix seconds of the last failed automatic save
+  int64_t last_rewrite_try_ = 0;   // unix seconds of the last failed rewrite
+  uint32_t rewrite_failures_ = 0;  // in a row (automatic rewrites back off)
   bool last_bgsave_ok_ = true, last_rewrite_ok_ = true;
   int64_t last_bgsave_secs_ = -1, last_rewrite_secs_ = -1;
   uint64_t saves_ = 0;

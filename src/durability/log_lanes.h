@@ -22,6 +22,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kvcg/hash.h"
 
@@ -30,14 +32,29 @@ namespace kvcg::durability {
 class LogLanes {
  public:
   static constexpr size_t kLanes = 64;
+  static constexpr size_t kFrameSplit = size_t(1) << 30;
+
 
   struct alignas(64) Lane {
     std::mutex mu;
     std::string records;  // whole log records, in append order
     uint32_t count = 0;   // records in `records`
     uint64_t gen = 1;     // the flush cycle that will write `records`
+    // Frame boundaries inside `records` ({offset, records before it}): a new
+    // frame starts whenever a frame would pass kFrameSplit bytes, so no
+    // frame's 32-bit length can overflow (values may be 512 MiB each).
+    std::vector<std::pair<size_t, uint32_t>> cuts;
     std::atomic<uint64_t> changes{0};  // writes counted here (for save rules); summed by readers
   };
+
+  // Appends a record (encoded by `append(std::string*)`) to a locked lane.
+  template <typename AppendFn>
+  static void AddRecord(Lane& lane, AppendFn&& append) {
+    const size_t from = lane.cuts.empty() ? 0 : lane.cuts.back().first;
+    if (lane.records.size() - from >= kFrameSplit) lane.cuts.emplace_back(lane.records.size(), lane.count);
+    append(&lane.records);
+    ++lane.count;
+  }
 
   static uint32_t LaneOf(std::string_view key) {
     return uint32_t(Xxh3Hash(key) >> 58);  // top 6 bits: 64 lanes

@@ -137,6 +137,12 @@ Status ReplayLogFile(const std::string& path, Store* store, bool last_file, uint
       const uint64_t cut = reader.offset();
       const uint64_t dropped = reader.file_size() - cut;
       if (::truncate(path.c_str(), off_t(cut)) != 0) return IoError(path, errno);
+      // Durable before this file stops being the last one (a new file is
+      // started next): a torn frame in an earlier file would be damage.
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      const int err = fd < 0 ? errno : SyncFile(fd);
+      if (fd >= 0) ::close(fd);
+      if (err != 0) return IoError(path, err);
       *warning = path + ": torn record at offset " + std::to_string(cut) + " (" + reader.what() + ", " +
                  std::to_string(dropped) + " bytes) truncated";
       break;
@@ -173,6 +179,12 @@ Status ReplayLogFile(const std::string& path, Store* store, bool last_file, uint
   }
   s = loader.Flush();
   if (!s.ok()) return Status(s.code(), path + ": " + s.message());
+  if (loader.refused() != 0) {
+    // E.g. a lower max-value-bytes or maxmemory than when they were logged.
+    if (!warning->empty()) *warning += "; ";
+    *warning += path + ": " + std::to_string(loader.refused()) +
+                " logged writes were refused by the store on replay (capacity or limits; a write refused when first made is refused again)";
+  }
   return Status::Ok();
 }
 
