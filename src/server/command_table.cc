@@ -100,6 +100,9 @@ std::vector<CommandSpec> Build() {
        "Returns the Unix timestamp of the last successful save to disk.", "O(1)", "@fast @admin @dangerous", "",
        LastSave, nullptr},
       {"time", 1, F | L | S, 0, 0, 0, "server", "2.6.0", "Returns the server time.", "O(1)", "@fast", "", Time, nullptr},
+      {"function", -2, 0, 0, 0, 0, "scripting", "7.0.0",
+       "A container for function commands (kvcg has no scripting: FLUSH and LIST only).", "Depends on subcommand.",
+       "@slow @scripting", "flush list", Function, nullptr},
   };
   // Per-command statistics are fixed-size arrays indexed by id.
   if (t.size() > kMaxCommands) __builtin_trap();

@@ -98,6 +98,7 @@ void Info(CommandContext&);
 void DbSize(CommandContext&);
 void FlushAll(CommandContext&);
 void Time(CommandContext&);
+void Function(CommandContext&);
 // persistence
 void Save(CommandContext&);
 void BgSave(CommandContext&);
