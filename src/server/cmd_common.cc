@@ -3,9 +3,11 @@
 #include "server/cmd_common.h"
 
 #include <cctype>
+#include <cstdint>
 
 #include "server/connection.h"
 #include "server/io_thread.h"
+#include "server/resp_parser.h"
 #include "server/server.h"
 
 namespace kvcg::server {
@@ -22,6 +24,20 @@ std::string ToLower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+bool ParseIntArg(std::string_view s, int* out, const char** error, const char* msg) {
+  int64_t v;
+  if (!ParseInt64(s, &v)) {
+    *error = msg ? msg : kErrNotInteger;
+    return false;
+  }
+  if (v < INT32_MIN || v > INT32_MAX) {
+    *error = msg ? msg : kErrIntRange;
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
 }
 
 void CommandContext::Error(std::string_view message) {

@@ -132,6 +132,20 @@ void IncrBy(CommandContext&);  // INCR, DECR, INCRBY, DECRBY
 bool IncrByFinish(CommandContext&, ResultSpan);
 void IncrByFloat(CommandContext&);
 bool IncrByFloatFinish(CommandContext&, ResultSpan);
+// keyspace (cmd_keyspace.cc); TOUCH uses Exists/ExistsFinish
+void Type(CommandContext&);
+bool TypeFinish(CommandContext&, ResultSpan);
+void Rename(CommandContext&);  // RENAME, RENAMENX
+bool RenameFinish(CommandContext&, ResultSpan);
+void Copy(CommandContext&);
+bool CopyFinish(CommandContext&, ResultSpan);
+void Object(CommandContext&);
+bool ObjectFinish(CommandContext&, ResultSpan);
+void Memory(CommandContext&);
+bool MemoryFinish(CommandContext&, ResultSpan);
+void SwapDb(CommandContext&);
+void Keys(CommandContext&);
+void RandomKey(CommandContext&);
 }  // namespace cmd
 
 }  // namespace kvcg::server
