@@ -3,9 +3,11 @@
 #include "server/cmd_common.h"
 
 #include <cctype>
+#include <cstdint>
 
 #include "server/connection.h"
 #include "server/io_thread.h"
+#include "server/resp_parser.h"
 #include "server/server.h"
 
 namespace kvcg::server {
@@ -27,6 +29,20 @@ std::string ToLower(std::string_view s) {
 void CountKeyspaceHit(CommandContext& ctx, const OpResultView& r) {
   ThreadStats& st = ctx.loop.stats();
   Add(r.found() ? st.keyspace_hits : st.keyspace_misses, 1);
+}
+
+bool ParseIntArg(std::string_view s, int* out, const char** error, const char* msg) {
+  int64_t v;
+  if (!ParseInt64(s, &v)) {
+    *error = msg ? msg : kErrNotInteger;
+    return false;
+  }
+  if (v < INT32_MIN || v > INT32_MAX) {
+    *error = msg ? msg : kErrIntRange;
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
 }
 
 void CommandContext::Error(std::string_view message) {

@@ -19,10 +19,17 @@ std::string ToLower(std::string_view s);
 // Counts a read of a key in INFO's keyspace_hits / keyspace_misses (Redis
 // counts the lookups of read commands: GET, GETRANGE, BITCOUNT, LCS, ...).
 void CountKeyspaceHit(CommandContext& ctx, const OpResultView& r);
+// Redis's getIntFromObjectOrReply for a 32-bit integer argument (database
+// indexes). True with *out set; false with *error set to the reply: `msg`
+// when given, else kErrNotInteger for a non-integer or kErrIntRange for an
+// integer outside int32. *error points to a static string.
+bool ParseIntArg(std::string_view s, int* out, const char** error, const char* msg = nullptr);
 
 // Redis's standard error strings, where clients match on them.
 inline constexpr const char* kErrSyntax = "ERR syntax error";
 inline constexpr const char* kErrNotInteger = "ERR value is not an integer or out of range";
+inline constexpr const char* kErrIntRange = "ERR value is out of range, value must between -2147483648 and 2147483647";
+inline constexpr const char* kErrDbRange = "ERR DB index is out of range";
 inline constexpr const char* kErrNotFloat = "ERR value is not a valid float";
 inline constexpr const char* kErrOverflow = "ERR increment or decrement would overflow";
 inline constexpr const char* kErrTooBig = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";

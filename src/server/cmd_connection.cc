@@ -47,10 +47,12 @@ void Ping(CommandContext& ctx) {
 
 void Echo(CommandContext& ctx) { ctx.out.Bulk(ctx.arg(1)); }
 
+// SELECT: kvcg keeps a single database (see cmd_keyspace.cc), so only 0.
 void Select(CommandContext& ctx) {
-  int64_t db;
-  if (!ParseInt64(ctx.arg(1), &db)) ctx.Error(kErrNotInteger);
-  else if (db != 0) ctx.Error("ERR DB index is out of range");
+  int db;
+  const char* error;
+  if (!ParseIntArg(ctx.arg(1), &db, &error)) ctx.Error(error);
+  else if (db != 0) ctx.Error(kErrDbRange);
   else ctx.out.Ok();
 }
 

@@ -1,5 +1,6 @@
-// Server commands: COMMAND, CONFIG, INFO, DBSIZE, FLUSHALL/FLUSHDB, TIME
-// (SHUTDOWN and the other persistence commands: cmd_persistence.cc). DBSIZE
+// Server commands: COMMAND, CONFIG, INFO, DBSIZE, FLUSHALL/FLUSHDB, TIME,
+// FUNCTION FLUSH/LIST (SHUTDOWN and the other persistence commands:
+// cmd_persistence.cc). DBSIZE
 // and FLUSHALL are barriers (see command_table.h): they run after every
 // earlier command of the connection has taken effect.
 #include <sys/utsname.h>
@@ -413,6 +414,29 @@ void FlushAll(CommandContext& ctx) {
     }
   }
   ctx.out.Ok();
+}
+
+// FUNCTION: kvcg has no scripting, so there are never functions to list or
+// flush. FLUSH and LIST answer as Redis does with none loaded (Redis's test
+// harness sends FUNCTION FLUSH before every test file); the rest is refused.
+void Function(CommandContext& ctx) {
+  std::string sub = ToLower(ctx.arg(1));
+  if (sub == "flush" && ctx.argc() <= 3) {
+    if (ctx.argc() == 3 && !EqualsIgnoreCase(ctx.arg(2), "async") && !EqualsIgnoreCase(ctx.arg(2), "sync")) {
+      ctx.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+    } else {
+      ctx.out.Ok();
+    }
+  } else if (sub == "list") {
+    ctx.out.ArrayHeader(0);
+  } else if (sub == "flush") {
+    ctx.Error("ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.");
+  } else if (sub == "load" || sub == "delete" || sub == "dump" || sub == "restore" || sub == "kill" ||
+             sub == "stats" || sub == "help") {
+    ctx.Error("ERR FUNCTION " + std::string(ctx.arg(1)) + " is not supported (kvcg has no scripting)");
+  } else {
+    ctx.Error("ERR unknown subcommand '" + std::string(ctx.arg(1)) + "'. Try FUNCTION HELP.");
+  }
 }
 
 void Time(CommandContext& ctx) {

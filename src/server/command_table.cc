@@ -79,6 +79,34 @@ std::vector<CommandSpec> Build() {
       {"bitpos", -3, R, 1, 1, 1, "bitmap", "2.8.7", "Finds the first set (1) or clear (0) bit in a string.", "O(N)",
        "@read @bitmap @slow", "", BitPos, BitPosFinish},
 
+      // keyspace (cmd_keyspace.cc)
+      {"type", 2, R | F, 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key (always string).",
+       "O(1)", "@keyspace @read @fast", "", Type, TypeFinish},
+      {"touch", -2, R | F, 1, -1, 1, "generic", "3.2.1",
+       "Returns the number of existing keys out of those specified (kvcg keeps no access times).",
+       "O(N) where N is the number of keys that will be touched.", "@keyspace @read @fast", "", Exists, ExistsFinish},
+      {"rename", 3, W | RMW, 1, 2, 1, "generic", "1.0.0",
+       "Renames a key and overwrites the destination (not atomic across the two keys in kvcg).", "O(1)",
+       "@keyspace @write @slow", "", Rename, RenameFinish},
+      {"renamenx", 3, W | F | RMW, 1, 2, 1, "generic", "1.0.0",
+       "Renames a key only when the target key name doesn't exist (not atomic across the two keys in kvcg).", "O(1)",
+       "@keyspace @write @fast", "", Rename, RenameFinish},
+      {"copy", -3, W | RMW, 1, 2, 1, "generic", "6.2.0", "Copies the value of a key to a new key (database 0 only).",
+       "O(1) for string values.", "@keyspace @write @slow", "", Copy, CopyFinish},
+      // OBJECT and MEMORY name their subcommand's key (Redis: 0 0 0 on the
+      // container), so a pipeline orders them after a RENAME/INCR on that key.
+      {"object", -2, 0, 2, 2, 1, "generic", "2.2.3", "A container for object introspection commands.",
+       "Depends on subcommand.", "@slow", "encoding freq idletime refcount help", Object, ObjectFinish},
+      {"memory", -2, 0, 2, 2, 1, "server", "4.0.0", "A container for memory diagnostics commands (USAGE, PURGE).",
+       "Depends on subcommand.", "@slow", "usage purge doctor stats malloc-stats help", Memory, MemoryFinish},
+      {"swapdb", 3, W | F, 0, 0, 0, "server", "4.0.0", "Swaps two databases (only database 0 exists).", "O(1)",
+       "@keyspace @write @fast @dangerous", "", SwapDb, nullptr},
+      {"keys", 2, R | B, 0, 0, 0, "generic", "1.0.0", "Returns all key names that match a pattern.",
+       "O(N) with N being the number of keys in the database", "@keyspace @read @slow @dangerous", "", Keys, nullptr},
+      {"randomkey", 1, R | B, 0, 0, 0, "generic", "1.0.0", "Returns a random key name from the database.",
+       "O(N) in kvcg (a scan of a point-in-time image); O(1) in Redis", "@keyspace @read @slow", "", RandomKey,
+       nullptr},
+
       {"ping", -1, F | S, 0, 0, 0, "connection", "1.0.0", "Returns the server's liveliness response.", "O(1)",
        "@fast @connection", "", Ping, nullptr},
       {"echo", 2, F | L | S, 0, 0, 0, "connection", "1.0.0", "Returns the given string.", "O(1)", "@fast @connection", "",
@@ -123,6 +151,9 @@ std::vector<CommandSpec> Build() {
        "Returns the Unix timestamp of the last successful save to disk.", "O(1)", "@fast @admin @dangerous", "",
        LastSave, nullptr},
       {"time", 1, F | L | S, 0, 0, 0, "server", "2.6.0", "Returns the server time.", "O(1)", "@fast", "", Time, nullptr},
+      {"function", -2, 0, 0, 0, 0, "scripting", "7.0.0",
+       "A container for function commands (kvcg has no scripting: FLUSH and LIST only).", "Depends on subcommand.",
+       "@slow @scripting", "flush list", Function, nullptr},
   };
   // Per-command statistics are fixed-size arrays indexed by id.
   if (t.size() > kMaxCommands) __builtin_trap();

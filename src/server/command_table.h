@@ -98,6 +98,7 @@ void Info(CommandContext&);
 void DbSize(CommandContext&);
 void FlushAll(CommandContext&);
 void Time(CommandContext&);
+void Function(CommandContext&);
 // persistence
 void Save(CommandContext&);
 void BgSave(CommandContext&);
@@ -149,6 +150,20 @@ void BitCount(CommandContext&);
 bool BitCountFinish(CommandContext&, ResultSpan);
 void BitPos(CommandContext&);
 bool BitPosFinish(CommandContext&, ResultSpan);
+// keyspace (cmd_keyspace.cc); TOUCH uses Exists/ExistsFinish
+void Type(CommandContext&);
+bool TypeFinish(CommandContext&, ResultSpan);
+void Rename(CommandContext&);  // RENAME, RENAMENX
+bool RenameFinish(CommandContext&, ResultSpan);
+void Copy(CommandContext&);
+bool CopyFinish(CommandContext&, ResultSpan);
+void Object(CommandContext&);
+bool ObjectFinish(CommandContext&, ResultSpan);
+void Memory(CommandContext&);
+bool MemoryFinish(CommandContext&, ResultSpan);
+void SwapDb(CommandContext&);
+void Keys(CommandContext&);
+void RandomKey(CommandContext&);
 }  // namespace cmd
 
 }  // namespace kvcg::server

@@ -1,5 +1,9 @@
 // Glob matching; see glob.h. Recursive on '*' with a depth bound so a hostile
-// pattern ("*a*a*a*...") cannot exhaust the stack, as in Redis 7.
+// pattern cannot exhaust the stack, and — as Redis 7.0's stringmatchlen —
+// once the rest of the pattern after a '*' matched nowhere in the rest of the
+// text, no earlier '*' is retried on a longer stretch (it could only start
+// the rest later, which already failed): "a*a*a*...*b" against "aaa...a" is
+// linear instead of exponential (KEYS's "long nested loops" regression test).
 #include "server/glob.h"
 
 #include <cctype>
@@ -13,16 +17,18 @@ char Fold(char c, bool nocase) {
   return nocase ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
 }
 
-bool Match(const char* p, const char* pe, const char* s, const char* se, bool nocase, int depth) {
+bool Match(const char* p, const char* pe, const char* s, const char* se, bool nocase, int depth, bool* skip_longer) {
   if (depth > 1000) return false;
   while (p < pe && s < se) {
     switch (*p) {
       case '*':
         while (p + 1 < pe && p[1] == '*') ++p;
         if (p + 1 == pe) return true;
-        for (const char* t = s; t <= se; ++t) {
-          if (Match(p + 1, pe, t, se, nocase, depth + 1)) return true;
+        for (const char* t = s; t < se; ++t) {
+          if (Match(p + 1, pe, t, se, nocase, depth + 1, skip_longer)) return true;
+          if (*skip_longer) return false;
         }
+        *skip_longer = true;
         return false;
       case '?':
         ++s;
@@ -68,8 +74,9 @@ bool Match(const char* p, const char* pe, const char* s, const char* se, bool no
 }  // namespace
 
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
+  bool skip_longer = false;
   return Match(pattern.data(), pattern.data() + pattern.size(), text.data(), text.data() + text.size(),
-               nocase, 0);
+               nocase, 0, &skip_longer);
 }
 
 }  // namespace kvcg::server

@@ -1,5 +1,5 @@
 // Redis-style glob matching (stringmatchlen): * ? [abc] [^a-z] and \ escapes.
-// Used by CONFIG GET and COMMAND LIST FILTERBY PATTERN patterns.
+// Used by KEYS, CONFIG GET and COMMAND LIST FILTERBY PATTERN patterns.
 #pragma once
 
 #include <string_view>

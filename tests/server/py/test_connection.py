@@ -191,3 +191,23 @@ def test_unix_socket(start_server, tmp_path):
     assert srv.client(decode_responses=True).get("u") == "1"  # same store over TCP
     assert any(cl["addr"].startswith(path) for cl in c.client_list())
     c.close()
+
+
+def test_function_flush_and_list(r):
+    # No scripting: nothing to flush or list, answered as Redis 7.0 with no functions
+    # (Redis's test harness sends FUNCTION FLUSH before each test file).
+    assert r.execute_command("FUNCTION", "FLUSH") == "OK"
+    assert r.execute_command("FUNCTION", "FLUSH", "async") == "OK"
+    assert r.execute_command("FUNCTION", "FLUSH", "SYNC") == "OK"
+    assert r.execute_command("FUNCTION", "LIST") == []
+    with pytest.raises(redis.ResponseError, match=r"^FUNCTION FLUSH only supports SYNC\|ASYNC option$"):
+        r.execute_command("FUNCTION", "FLUSH", "bogus")
+    with pytest.raises(redis.ResponseError,
+                       match=r"^unknown subcommand or wrong number of arguments for 'flush'\. Try FUNCTION HELP\.$"):
+        r.execute_command("FUNCTION", "FLUSH", "SYNC", "x")
+    with pytest.raises(redis.ResponseError, match=r"^unknown subcommand 'bogus'\. Try FUNCTION HELP\.$"):
+        r.execute_command("FUNCTION", "bogus")
+    with pytest.raises(redis.ResponseError, match="not supported"):
+        r.execute_command("FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() end)")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'function' command"):
+        r.execute_command("FUNCTION")
