@@ -131,6 +131,8 @@ void IncrBy(CommandContext&);  // INCR, DECR, INCRBY, DECRBY
 bool IncrByFinish(CommandContext&, ResultSpan);
 void IncrByFloat(CommandContext&);
 bool IncrByFloatFinish(CommandContext&, ResultSpan);
+// keyspace iteration (cmd_scan.cc)
+void Scan(CommandContext&);
 }  // namespace cmd
 
 }  // namespace kvcg::server
