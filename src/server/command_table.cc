@@ -107,6 +107,12 @@ std::vector<CommandSpec> Build() {
        "O(N) in kvcg (a scan of a point-in-time image); O(1) in Redis", "@keyspace @read @slow", "", RandomKey,
        nullptr},
 
+      // Keyspace iteration (cmd_scan.cc): a barrier that calls Store::Scan itself.
+      {"scan", -2, R | B, 0, 0, 0, "generic", "2.8.0", "Iterates over the key names in the database.",
+       "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
+       "return back to 0. N is the number of elements inside the collection.",
+       "@keyspace @read @slow", "", Scan, nullptr},
+
       {"ping", -1, F | S, 0, 0, 0, "connection", "1.0.0", "Returns the server's liveliness response.", "O(1)",
        "@fast @connection", "", Ping, nullptr},
       {"echo", 2, F | L | S, 0, 0, 0, "connection", "1.0.0", "Returns the given string.", "O(1)", "@fast @connection", "",

@@ -164,6 +164,8 @@ bool MemoryFinish(CommandContext&, ResultSpan);
 void SwapDb(CommandContext&);
 void Keys(CommandContext&);
 void RandomKey(CommandContext&);
+// keyspace iteration (cmd_scan.cc)
+void Scan(CommandContext&);
 }  // namespace cmd
 
 }  // namespace kvcg::server

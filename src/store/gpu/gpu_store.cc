@@ -238,9 +238,18 @@ Status GpuStore::Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotRea
     *out = std::make_unique<GpuSnapshotReader>(config_.layout == Layout::kGeneral, nullptr, 0, 0, nullptr);
     return Status::Ok();
   }
-  // About `count` entries: the table's mean load per bucket decides the run.
-  const uint64_t per_bucket = std::max<uint64_t>(1, Size() / buckets);
-  const uint64_t run = std::clamp<uint64_t>(std::max<size_t>(count, 1) / per_bucket, 1, buckets - cursor);
+  // About `count` entries: count * buckets / keys buckets at the table's
+  // mean load (rounded up, so a sparse table takes many buckets a step, not
+  // one), and every remaining bucket when the table looks empty. Size() only
+  // sizes the run; whatever it says, every bucket is still visited.
+  const uint64_t keys = Size();
+  const uint64_t remaining = buckets - cursor;
+  uint64_t run = remaining;
+  if (keys != 0) {
+    const unsigned __int128 want =
+        (static_cast<unsigned __int128>(std::max<size_t>(count, 1)) * buckets + keys - 1) / keys;
+    if (want < remaining) run = std::max<uint64_t>(1, static_cast<uint64_t>(want));
+  }
   SnapshotMarker marker;
   marker.begin = cursor;
   marker.end = cursor + run;
