@@ -50,7 +50,7 @@ class HeavyHitterTrainer final : public Trainer {
   void Reset() override { sketch_.Clear(); }
 
   std::string Describe() const override {
-    return "heavy-hitters(" + std::to_string(hot_keys_) + " hot keys max, " +
+    return "heavy-hitters(" + std::to_string(hot_keys_) + " hot keys max; " +
            std::to_string(sketch_.counters()) + " counters in " +
            std::to_string(sketch_.stripes()) + " stripes)";
   }

@@ -55,7 +55,7 @@ class Router {
   void ResetTraining();
 
   RouterModel model_kind() const { return kind_; }
-  // The trainer, for INFO: e.g. "heavy-hitters(16384 hot keys max, 65536 counters in 16 stripes)".
+  // The trainer, for INFO: e.g. "heavy-hitters(16384 hot keys max; 65536 counters in 16 stripes)".
   std::string TrainerDescription() const { return trainer_->Describe(); }
   // The heavy-hitters bound on hot keys (RouterConfig::hot_keys resolved); 0 for histogram.
   uint64_t hot_keys_limit() const { return hot_keys_limit_; }

@@ -38,7 +38,7 @@ class Trainer {
   // The model the samples since the last Reset suggest.
   virtual std::shared_ptr<const Model> Build() const = 0;
   virtual void Reset() = 0;
-  // One line for INFO, e.g. "heavy-hitters(16384 hot keys max, 65536 counters in 16 stripes)".
+  // One line for INFO, e.g. "heavy-hitters(16384 hot keys max; 65536 counters in 16 stripes)".
   virtual std::string Describe() const = 0;
 };
 

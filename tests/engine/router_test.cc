@@ -1,14 +1,14 @@
 // Router and models: bins partition the hash space, the shadow histogram
 // marks exactly the bins above the threshold, sampling honours its rate,
-// key-set and predicate models answer by key.
+// key-set, fingerprint-set and predicate models answer by key.
 #include "router/router.h"
-#include "router/bins.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "kvcg/model.h"
+#include "router/bins.h"
 
 namespace kvcg::router {
 namespace {
@@ -89,7 +89,23 @@ TEST(ModelTest, KeySetAndPredicateModelsAnswerByKey) {
   EXPECT_TRUE(pred->IsHot("x", 0));
   EXPECT_FALSE(pred->IsHot("xy", 0));
   EXPECT_EQ(pred->Describe(), "short keys");
+  EXPECT_EQ(set->KeyCount(), 2);
+  EXPECT_EQ(MakeKeySetModel({"a", "a", "b"})->KeyCount(), 2) << "duplicates count once";
+  std::vector<uint64_t> fps;
+  for (int i = 0; i < 1000; ++i) fps.push_back(KeyFingerprint("key" + std::to_string(i)));
+  auto by_fp = MakeFingerprintSetModel(fps, "heavy-hitters");
+  EXPECT_EQ(by_fp->Describe(), "heavy-hitters(1000 keys)");
+  EXPECT_EQ(by_fp->KeyCount(), 1000);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string k = "key" + std::to_string(i);
+    by_fp->Prefetch(k);
+    EXPECT_EQ(by_fp->IsHot(k, 0), i < 1000) << k;
+  }
+  EXPECT_NE(KeyFingerprint(""), 0u);
+  EXPECT_EQ(MakeAllColdModel()->KeyCount(), 0);
+  EXPECT_EQ(MakeAllHotModel()->KeyCount(), -1);
   auto hist = MakeHistogramModel({false, true});
+  EXPECT_EQ(hist->KeyCount(), -1);
   EXPECT_FALSE(hist->IsHot("k", 0));
   EXPECT_TRUE(hist->IsHot("k", ~uint64_t{0}));
 }

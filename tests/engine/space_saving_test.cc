@@ -214,7 +214,7 @@ TEST(HeavyHitterTrainerTest, HotKeysDefaultToTheHotCacheCapacity) {
   c.hot_keys = 100;
   const Router r(c, MakeAllColdModel(), 4096);
   EXPECT_EQ(r.hot_keys_limit(), 100u);
-  EXPECT_EQ(r.TrainerDescription(), "heavy-hitters(100 hot keys max, 400 counters in 1 stripes)");
+  EXPECT_EQ(r.TrainerDescription(), "heavy-hitters(100 hot keys max; 400 counters in 1 stripes)");
   c.model = RouterModel::kHistogram;
   EXPECT_EQ(Router(c, MakeAllColdModel(), 4096).hot_keys_limit(), 0u);
 }
