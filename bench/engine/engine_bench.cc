@@ -12,9 +12,12 @@
 // inline on the submitting thread).
 //
 // kvcg's model: "prior" (default) is the paper's Fig. 3b prior-knowledge
-// model, the hottest --hot-fraction of the key space; "histogram" trains the
-// paper's histogram model online during the warm-up (--threshold,
-// --sample-rate) and installs it with the switch protocol before measuring.
+// model, the hottest --hot-fraction of the key space; "trained" trains the
+// router's shadow model online during the warm-up (--router-model: the
+// paper's "histogram", the default here, or "heavy-hitters"; --threshold,
+// --sample-rate, --hot-keys) and installs it with the switch protocol before
+// measuring. "--model histogram" / "--model heavy-hitters" are short for
+// "--model trained --router-model ...".
 //
 // Latency: per operation, Submit to result (the engine's stats; a hot
 // operation's result is known as soon as it ran, a cold one's when the
@@ -110,7 +113,9 @@ struct Params {
   double read_ratio = 0.95;
   std::string model = "prior";
   double hot_fraction = 0.001;
-  double threshold = 0.001;
+  std::string router_model = "histogram";  // the paper's baseline
+  double threshold = 0;   // 0 = the router model's default
+  uint64_t hot_keys = 0;  // heavy-hitters: 0 = the hot cache's capacity
   double sample_rate = 0.01;
   uint32_t gpu_orchestrators = 4;
   uint64_t gpu_memory_mb = 0;
@@ -290,10 +295,15 @@ int main(int argc, char** argv) {
   app.add_option("--batch", p.batch, "operations per batch (the paper: 512)");
   app.add_option("--pipeline", p.pipeline, "batches in flight per client thread");
   app.add_option("--read-ratio", p.read_ratio, "fraction of GETs (rest are PUTs)");
-  app.add_option("--model", p.model, "kvcg model: prior or histogram");
+  app.add_option("--model", p.model,
+                 "kvcg model: prior, trained (kind: --router-model), histogram or heavy-hitters");
+  app.add_option("--router-model", p.router_model,
+                 "trained model's kind: histogram (the paper's) or heavy-hitters");
   app.add_option("--hot-fraction", p.hot_fraction, "prior model: hottest fraction of the key space");
-  app.add_option("--threshold", p.threshold, "histogram model: hot bin access share");
-  app.add_option("--sample-rate", p.sample_rate, "histogram model: sampled fraction");
+  app.add_option("--threshold", p.threshold,
+                 "trained model: hot bin/key access share (0 = the model's default)");
+  app.add_option("--hot-keys", p.hot_keys, "heavy-hitters: most hot keys (0 = hot cache capacity)");
+  app.add_option("--sample-rate", p.sample_rate, "trained model: sampled fraction");
   app.add_option("--gpu-orchestrators", p.gpu_orchestrators, "GPU backend orchestrator threads");
   app.add_option("--gpu-memory-mb", p.gpu_memory_mb, "GPU slab pool (0 = backend default)");
   app.add_option("--ycsb-items", p.ycsb_items,
@@ -316,10 +326,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bad --backend or --layout\n");
     return 2;
   }
+  if (p.model == "histogram" || p.model == "heavy-hitters") {
+    if (app.count("--router-model") != 0 && p.router_model != p.model) {
+      std::fprintf(stderr, "--model %s contradicts --router-model %s\n", p.model.c_str(),
+                   p.router_model.c_str());
+      return 2;
+    }
+    p.router_model = p.model;
+    p.model = "trained";
+  }
+  if ((p.model != "prior" && p.model != "trained") ||
+      !kvcg::ParseRouterModel(p.router_model, &base.router.model)) {
+    std::fprintf(stderr, "bad --model or --router-model\n");
+    return 2;
+  }
   base.expected_keys = p.prefill;
   base.router.switch_period_ms = 0;  // the benchmark installs models itself
   base.router.threshold = p.threshold;
-  base.router.sample_rate = p.model == "histogram" ? p.sample_rate : 0;
+  base.router.hot_keys = p.hot_keys;
+  base.router.sample_rate = p.model == "trained" ? p.sample_rate : 0;
+  p.threshold = kvcg::RouterThreshold(base.router);  // what the router applies, for the record
   base.gpu_orchestrators = p.gpu_orchestrators;
   base.gpu_memory_bytes = p.gpu_memory_mb << 20;
   const uint64_t prior_keys =
@@ -357,7 +383,7 @@ int main(int argc, char** argv) {
       r.mode = mode_name;
       r.theta = theta;
       if (engine != nullptr && config.mode == kvcg::Mode::kKvcg) {
-        if (p.model == "histogram") {
+        if (p.model == "trained") {
           RunLoad(store.get(), p, zipf, p.warmup_seconds, 1);  // trains the shadow model
           kvcg::SwitchRecord rec;
           engine->SwitchToShadowModel(&rec);
@@ -443,6 +469,7 @@ int main(int argc, char** argv) {
       << ", \"threads\": " << p.threads << ", \"batch\": " << p.batch
       << ", \"pipeline\": " << p.pipeline << ", \"seconds\": " << Num(p.seconds)
       << ", \"warmup_seconds\": " << Num(p.warmup_seconds) << ", \"model\": " << Str(p.model)
+      << ", \"router_model\": " << Str(p.router_model) << ", \"hot_keys\": " << p.hot_keys
       << ", \"hot_fraction\": " << Num(p.hot_fraction) << ", \"threshold\": " << Num(p.threshold)
       << ", \"sample_rate\": " << Num(p.sample_rate)
       << ", \"zipf_items\": " << (p.ycsb_items != 0 ? p.ycsb_items : p.key_space) << ", \"quick\": " << (p.quick ? "true" : "false")

@@ -21,9 +21,12 @@
 // starts empty.
 //
 // Models (kvcg mode): "prior" installs the paper's prior-knowledge model, the
-// hottest --hot-fraction of the key space; "histogram" trains the paper's
-// histogram model (--threshold, --bins, --sample-rate) on --train-ops
-// requests of the point's workload and installs it; "none" keeps the engine's
+// hottest --hot-fraction of the key space; "trained" trains the router's
+// shadow model on --train-ops requests of the point's workload and installs
+// it — its kind is --router-model: "histogram", the paper's (--threshold,
+// --bins) and the default here, or "heavy-hitters" (--threshold, --hot-keys);
+// both --sample-rate; "--model histogram" (the default) and "--model
+// heavy-hitters" are short for "trained" with that kind; "none" keeps the engine's
 // initial all-cold model. --switch-period-ms lets the engine switch by
 // itself as well.
 //
@@ -81,8 +84,10 @@ struct Params {
   uint64_t ops = 0;
   double warmup = 1;
   uint64_t seed = 1;
-  std::string model = "histogram";
-  double threshold = 0.001;
+  std::string model = "histogram";          // normalized to "trained" + router_model
+  std::string router_model = "histogram";   // the paper's baseline
+  double threshold = 0;                     // 0 = the router model's default
+  uint64_t hot_keys = 0;                    // heavy-hitters: 0 = the hot cache's capacity
   uint32_t bins = 10000;
   double sample_rate = 0.01;
   uint64_t train_ops = 5'000'000;
@@ -106,7 +111,8 @@ Json ConfigJson(const Params& p, const std::string& layout, const std::string& p
       .Int("key_bytes", p.key_bytes).Int("value_bytes", p.value_bytes)
       .Int("threads", p.threads).Int("batch", p.batch).Int("pipeline", p.pipeline)
       .Num("seconds", p.seconds).Int("ops", p.ops).Num("warmup_seconds", p.warmup)
-      .Int("seed", p.seed).Str("model", p.model).Num("threshold", p.threshold)
+      .Int("seed", p.seed).Str("model", p.model).Str("router_model", p.router_model)
+      .Int("hot_keys", p.hot_keys).Num("threshold", p.threshold)
       .Int("bins", p.bins).Num("sample_rate", p.sample_rate).Int("train_ops", p.train_ops)
       .Int("switch_period_ms", p.switch_period_ms).Num("timeline_ms", p.timeline_ms)
       .Num("switch_at", p.switch_at).Int("gpu_orchestrators", p.gpu_orchestrators)
@@ -254,8 +260,13 @@ int main(int argc, char** argv) {
   app.add_option("--ops", p.ops, "measured YCSB operations per point (0 = use --seconds)");
   app.add_option("--warmup", p.warmup, "warm-up seconds per point (not measured)");
   app.add_option("--seed", p.seed, "workload seed");
-  app.add_option("--model", p.model, "kvcg model: histogram, prior or none");
-  app.add_option("--threshold", p.threshold, "histogram model: hot bin access share");
+  app.add_option("--model", p.model,
+                 "kvcg model: histogram, heavy-hitters, trained (kind: --router-model), prior or none");
+  app.add_option("--router-model", p.router_model,
+                 "trained model's kind: histogram (the paper's) or heavy-hitters");
+  app.add_option("--threshold", p.threshold,
+                 "trained model: hot bin/key access share (0 = the model's default)");
+  app.add_option("--hot-keys", p.hot_keys, "heavy-hitters: most hot keys (0 = hot cache capacity)");
   app.add_option("--bins", p.bins, "histogram model: bins over the hash space");
   app.add_option("--sample-rate", p.sample_rate, "histogram model: sampled fraction of requests");
   app.add_option("--train-ops", p.train_ops, "histogram model: requests to train on per point");
@@ -316,8 +327,24 @@ int main(int argc, char** argv) {
   }
   config.expected_keys = p.prefill;
   config.router.bins = p.bins;
+  if (p.model == "histogram" || p.model == "heavy-hitters") {
+    if (app.count("--router-model") != 0 && p.router_model != p.model) {
+      std::fprintf(stderr, "kvcg-ycsb: --model %s contradicts --router-model %s\n", p.model.c_str(),
+                   p.router_model.c_str());
+      return 2;
+    }
+    p.router_model = p.model;
+    p.model = "trained";
+  }
+  if ((p.model != "trained" && p.model != "prior" && p.model != "none") ||
+      !kvcg::ParseRouterModel(p.router_model, &config.router.model)) {
+    std::fprintf(stderr, "kvcg-ycsb: bad --model or --router-model\n");
+    return 2;
+  }
   config.router.threshold = p.threshold;
-  config.router.sample_rate = p.model == "histogram" ? p.sample_rate : 0;
+  config.router.hot_keys = p.hot_keys;
+  config.router.sample_rate = p.model == "trained" ? p.sample_rate : 0;
+  p.threshold = kvcg::RouterThreshold(config.router);  // what the router applies, for the record
   config.router.switch_period_ms = p.switch_period_ms;
   config.gpu_orchestrators = p.gpu_orchestrators;
   config.gpu_memory_bytes = p.gpu_memory_mb << 20;
@@ -381,7 +408,7 @@ int main(int argc, char** argv) {
         uint64_t prior_keys = 0;
         if (kvcg_mode && p.model == "prior") {
           engine->InstallModel(PriorModel(p, hot_fraction, &prior_keys), "kvcg-ycsb", nullptr);
-        } else if (kvcg_mode && p.model == "histogram" && !timeline) {
+        } else if (kvcg_mode && p.model == "trained" && !timeline) {
           // Samples from the previous point would leak into this one's
           // model; a switch restarts training.
           if (trained_before) engine->SwitchToShadowModel(nullptr);

@@ -36,11 +36,23 @@ enum class Mode : uint8_t {
   kCpuOnly,  // "cpu-only" (the paper's KVC): the hot cache serves every key.
 };
 
-// Parse "auto"/"gpu"/"cpu", "general"/"fixed8" and "kvcg"/"gpu-only"/"cpu-only".
+// How the router's shadow model is trained from sampled requests (§7; see
+// src/router/router.h and docs/ARCHITECTURE.md "Router").
+enum class RouterModel : uint8_t {
+  kHistogram,     // "histogram", the paper's: counts per bin of the hash space; a
+                  // bin is hot when its share exceeds the threshold. Every key of
+                  // a hot bin is hot, cold ones included (the evaluation's baseline).
+  kHeavyHitters,  // "heavy-hitters": a Space-Saving sketch of the sampled keys; the
+                  // most frequent keys, at most RouterConfig::hot_keys, are hot.
+};
+
+// Parse "auto"/"gpu"/"cpu", "general"/"fixed8", "kvcg"/"gpu-only"/"cpu-only"
+// and "histogram"/"heavy-hitters".
 // Return false (leaving *out alone) on anything else.
 bool ParseBackend(const std::string& text, Backend* out);
 bool ParseLayout(const std::string& text, Layout* out);
 bool ParseMode(const std::string& text, Mode* out);
+bool ParseRouterModel(const std::string& text, RouterModel* out);
 // "always" / "everysec" / "no" (Redis's appendfsync values).
 enum class FsyncPolicy : uint8_t;
 bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out);
@@ -48,6 +60,7 @@ const char* FsyncPolicyName(FsyncPolicy policy);
 const char* BackendName(Backend backend);
 const char* LayoutName(Layout layout);
 const char* ModeName(Mode mode);
+const char* RouterModelName(RouterModel model);
 
 // When the append-only log is forced to stable storage (Redis's appendfsync).
 enum class FsyncPolicy : uint8_t {
@@ -118,8 +131,17 @@ struct Config {
 
   // --- Engine (modes kvcg and cpu-only; ignored by gpu-only).
   struct RouterConfig {
-    uint32_t bins = 10000;        // Histogram bins over the hash space (the paper's 10,000).
-    double threshold = 0.001;     // A bin is hot when its share of sampled accesses exceeds this.
+    RouterModel model = RouterModel::kHeavyHitters;  // What the shadow model is.
+    uint32_t bins = 10000;        // histogram: bins over the hash space (the paper's 10,000).
+    // A bin (histogram) or a key (heavy-hitters) is hot when its share of the
+    // sampled accesses exceeds this. 0 = the model's default
+    // (RouterThreshold): 0.001 for histogram; none for heavy-hitters, where
+    // hot_keys and a floor of two samples per key decide.
+    double threshold = 0;
+    // heavy-hitters: the most keys the model calls hot (its sketch tracks 4x
+    // as many); 0 = the hot cache's capacity (hot_cache_buckets, rounded up
+    // to a power of two, x 8 entries), at most kMaxRouterHotKeys.
+    uint64_t hot_keys = 0;
     double sample_rate = 0.01;    // Fraction of requests the shadow model is trained on.
     uint32_t switch_period_ms = 1000;  // Install the shadow model this often; 0 = only on demand.
     uint64_t min_samples = 10000;      // A periodic switch waits for this many samples.
@@ -129,5 +151,12 @@ struct Config {
   // --- Persistence: append-only log and snapshots (off by default).
   DurabilityConfig durability;
 };
+
+// Largest RouterConfig::hot_keys (an automatic one is capped here too).
+constexpr uint64_t kMaxRouterHotKeys = uint64_t{1} << 26;
+
+// The threshold the router applies: RouterConfig::threshold, or the model's
+// default when it is 0 (see RouterConfig).
+double RouterThreshold(const Config::RouterConfig& router);
 
 }  // namespace kvcg

@@ -57,8 +57,9 @@ class Engine : public Store {
   virtual Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                               SwitchRecord* record) = 0;
 
-  // Builds a model from the shadow trainer's samples (the histogram model of
-  // Config::router), installs it as InstallModel does, and restarts training.
+  // Builds a model from the shadow trainer's samples (the model kind
+  // Config::router.model picks: heavy-hitters or the paper's histogram),
+  // installs it as InstallModel does, and restarts training.
   // Same errors and thread-safety as InstallModel.
   virtual Status SwitchToShadowModel(SwitchRecord* record) = 0;
 

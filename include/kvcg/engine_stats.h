@@ -61,7 +61,11 @@ struct EngineStats {
   uint64_t hot_cache_entries = 0;  // Entries (values and tombstones) now in the hot cache.
   uint64_t hot_cache_dirty = 0;    // Entries logged this epoch (replayed at the next switch).
   uint64_t model_version = 0;
-  std::string model;
+  std::string model;         // Model::Describe() of the installed model.
+  int64_t model_hot_keys = -1;  // Keys the installed model calls hot (Model::KeyCount); -1 = not a key set.
+  std::string router_model;  // The shadow model's kind (RouterConfig::model): "histogram" or "heavy-hitters".
+  std::string router_trainer;  // Its trainer in one line, e.g. "heavy-hitters(16384 hot keys max; ...)".
+  uint64_t hot_keys_limit = 0;  // heavy-hitters: the most keys a shadow model may call hot; 0 for histogram.
   uint64_t samples = 0;      // Requests the shadow model has been trained on since the last switch.
   uint64_t switches = 0;     // Completed switches (including failed ones).
   std::vector<SwitchRecord> recent_switches;  // The most recent switches, oldest first.

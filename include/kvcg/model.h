@@ -32,6 +32,10 @@ class Model {
   virtual void Prefetch(std::string_view key) const { (void)key; }
   // One line for INFO and switch records, e.g. "histogram(10000 bins, 12 hot)".
   virtual std::string Describe() const = 0;
+  // How many keys the model calls hot when it is a finite set of keys (a
+  // key-set, fingerprint-set or heavy-hitters model; all-cold: 0); -1 when it
+  // classifies by hash ranges or a predicate and cannot count its keys.
+  virtual int64_t KeyCount() const { return -1; }
 };
 
 // Every key cold: the engine behaves like gpu-only (the initial kvcg model
@@ -49,6 +53,20 @@ std::shared_ptr<const Model> MakeHistogramModel(std::vector<bool> hot_bins);
 // keys"): exactly the keys in `hot_keys` are hot.
 std::shared_ptr<const Model> MakeKeySetModel(std::vector<std::string> hot_keys,
                                              std::string description = "key-set");
+
+// The 64-bit fingerprint that fingerprint-set models (and the heavy-hitter
+// trainer) identify a key by: xxh3 of the key bytes, independent of
+// Config::hash (so a degenerate test hash does not merge keys here), never 0.
+uint64_t KeyFingerprint(std::string_view key);
+
+// A key set given by fingerprints: a key is hot when KeyFingerprint(key) is
+// in `fingerprints`. IsHot is one probe of an array of fingerprints (no key
+// bytes are kept), which Prefetch loads ahead. A key outside the set whose
+// fingerprint equals a member's is hot too: about |set| / 2^64 per key, and a
+// wrong classification costs only speed. The heavy-hitter trainer's model;
+// Describe() is `description` + "(N keys)".
+std::shared_ptr<const Model> MakeFingerprintSetModel(std::vector<uint64_t> fingerprints,
+                                                     std::string description);
 
 // Any predicate, e.g. a key-rank test when keys encode their popularity rank.
 // `is_hot` must be pure and thread-safe.

@@ -245,7 +245,9 @@ class Store:
     # --- engine (modes kvcg and cpu-only)
     def engine_stats(self) -> dict:
         """Engine counters: mode, hot_ops/hits/misses, cold_ops, errors,
-        hot_cache_entries, model_version, model, samples, switches, p99s.
+        hot_cache_entries, model_version, model, model_hot_keys (-1 when the
+        model is not a key set), router_model ("heavy-hitters"/"histogram";
+        "" in cpu-only), samples, switches, p99s.
         kvcg.Error in mode gpu-only (no engine)."""
         return self._h.engine_stats()
 
@@ -270,7 +272,8 @@ def open(backend: str = "auto", layout: str = "general", mode: str = "gpu-only",
     in front of it; engine_stats/switch_model) or "cpu-only".
     config: kvcg::Config fields by name, e.g. max_key_bytes, max_value_bytes,
     max_keys, max_memory_bytes, expected_keys, cpu_shards, gpu_device,
-    gpu_memory_bytes, hot_cache_buckets, router_switch_period_ms,
+    gpu_memory_bytes, hot_cache_buckets, router_model ("heavy-hitters" or
+    "histogram"), router_hot_keys, router_threshold, router_switch_period_ms,
     router_min_samples (TypeError for unknown names). kvcg.Error with the
     Status text when the store cannot be opened.
     """

@@ -288,6 +288,8 @@ class Handle {
     d["hot_cache_dirty"] = st.hot_cache_dirty;
     d["model_version"] = st.model_version;
     d["model"] = st.model;
+    d["model_hot_keys"] = st.model_hot_keys;
+    d["router_model"] = st.router_model;
     d["samples"] = st.samples;
     d["switches"] = st.switches;
     d["hot_p99_us"] = st.hot.latency.p99_us;
@@ -384,6 +386,13 @@ void ApplyConfig(kvcg::Config& c, const py::kwargs& kw) {
     else if (name == "gpu_batch_timeout_us") c.gpu_batch_timeout_us = uint32_t(u64(name, v));
     else if (name == "retry_timeout_ms") c.retry_timeout_ms = uint32_t(u64(name, v));
     else if (name == "hot_cache_buckets") c.hot_cache_buckets = u64(name, v);
+    else if (name == "router_model") {
+      if (!py::isinstance<py::str>(v)) throw py::type_error(name + " must be a str");
+      if (!kvcg::ParseRouterModel(v.cast<std::string>(), &c.router.model)) {
+        throw py::value_error(name + " must be 'heavy-hitters' or 'histogram'");
+      }
+    }
+    else if (name == "router_hot_keys") c.router.hot_keys = u64(name, v);
     else if (name == "router_bins") c.router.bins = uint32_t(u64(name, v));
     else if (name == "router_threshold") c.router.threshold = f64(name, v);
     else if (name == "router_sample_rate") c.router.sample_rate = f64(name, v);
@@ -394,8 +403,9 @@ void ApplyConfig(kvcg::Config& c, const py::kwargs& kw) {
           "open() got an unexpected keyword argument '" + name +
           "' (config keys: max_key_bytes, max_value_bytes, max_keys, max_memory_bytes, "
           "expected_keys, cpu_shards, gpu_device, gpu_memory_bytes, gpu_max_batch_ops, "
-          "gpu_batch_timeout_us, retry_timeout_ms, hot_cache_buckets, router_bins, "
-          "router_threshold, router_sample_rate, router_switch_period_ms, router_min_samples)");
+          "gpu_batch_timeout_us, retry_timeout_ms, hot_cache_buckets, router_model, router_hot_keys, "
+          "router_bins, router_threshold, router_sample_rate, router_switch_period_ms, "
+          "router_min_samples)");
     }
   }
 }

@@ -298,6 +298,22 @@ def test_kvcg_mode_stats_and_switch():
         s.flush()
 
 
+def test_router_model_choice():
+    keys = [b"hot%d" % (i % 4) for i in range(400)] + [b"cold%d" % i for i in range(400)]
+    for name, described in [("heavy-hitters", "heavy-hitters(4 keys)"),
+                            ("histogram", "histogram(10000 bins")]:
+        with kvcg.open(backend=BACKEND, mode="kvcg", router_model=name, router_switch_period_ms=0,
+                       router_sample_rate=1.0, router_threshold=0.05) as s:
+            s.get_many(keys)
+            assert s.engine_stats()["router_model"] == name
+            rec = s.switch_model()
+            assert described in rec["model"], rec["model"]
+            st = s.engine_stats()
+            assert st["model_hot_keys"] == (4 if name == "heavy-hitters" else -1)
+    with pytest.raises(ValueError, match="heavy-hitters"):
+        kvcg.open(backend=BACKEND, mode="kvcg", router_model="bins")
+
+
 def test_engine_calls_need_engine_mode(store):
     with pytest.raises(kvcg.Error, match="needs mode 'kvcg'"):
         store.engine_stats()

@@ -142,13 +142,20 @@ def throughput_and_latency(rows, x, xlabel, path, title, notes, xticks=None, xlo
     finish(fig, rows, title, notes, path)
 
 
+def router_model(row):
+    """The trained model's kind (results before it existed are histogram)."""
+    return row["config"].get("router_model", "histogram")
+
+
 def fig3a(rows, path):
     rows = sorted(rows, key=lambda r: r["point"]["theta"])
     thr = rows[0]["point"]["threshold"]
+    rm = router_model(rows[0])
+    what = "10,000 bins" if rm == "histogram" else "hot keys by Space-Saving"
     throughput_and_latency(
         rows, [r["point"]["theta"] for r in rows], "zipfian θ", path,
-        "Fig. 3a — throughput and latency against skew (YCSB-B, histogram model)",
-        [f"Histogram model: 10,000 bins, threshold {thr:g}, retrained on "
+        f"Fig. 3a — throughput and latency against skew (YCSB-B, {rm} model)",
+        [f"{rm.capitalize()} model: {what}, threshold {thr:g}, retrained on "
          f"{rows[0]['config']['train_ops']:,} requests per θ. Hot share per θ: " +
          ", ".join(f"{r['point']['theta']}: {100 * r['hot_share']:.1f}%" for r in rows),
          "Paper (GTX 1080): HC latency < 0.15 ms up to θ = 0.9, at most 0.32 ms; throughput highest "
@@ -296,7 +303,8 @@ def fig5(rows, path):
 
 
 def fig6(rows, path):
-    order = ["fig6:kvcg-T1", "fig6:kvcg-T2", "fig6:gpu-only", "fig6:cpu-only", "fig6:libcuckoo"]
+    order = ["fig6:kvcg-T1", "fig6:kvcg-T2", "fig6:kvcg-hh-T1", "fig6:kvcg-hh-T2", "fig6:gpu-only",
+             "fig6:cpu-only", "fig6:libcuckoo"]
     rows = sorted(rows, key=lambda r: order.index(r["label"]) if r["label"] in order else 99)
     names = [r["label"].split(":", 1)[-1] for r in rows]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.8))
@@ -376,7 +384,7 @@ def fig7(rows, path):
                    f"evicted {s['evicted']}), model {s['model']}" for s in r["switches"]) or "no switch"
     finish(fig, rows, "Fig. 7 — latency over time across a model switch (YCSB-B, θ = 0.99)",
            ["Until the switch the model is all-cold (the hottest keys go to the CS); the shadow "
-            "histogram model trains from t = 0. " + sw,
+            f"{router_model(r)} model trains from t = 0. " + sw,
             "Paper: model installed at 1.3 s, done 340 ms later; CS latency rises during the "
             "replay and compulsory misses, then returns below 0.9 ms; HC 0.1 ms."], path)
 

@@ -14,6 +14,10 @@ Each figure appends JSON lines to OUT/fig<name>.jsonl (one line per measured
 point, written by kvcg-ycsb) and CSV rows to OUT/results.csv; existing files
 for the figure are replaced. --plot then draws OUT/fig<name>.png with
 scripts/eval/plot.py. docs/EVALUATION.md explains every choice below.
+
+--router-model heavy-hitters trains the heavy-hitters model instead of the
+paper's histogram in the figures that train one (3a, 6, 7); their kvcg rows
+are labelled kvcg-hh... Run it into its own --out to compare both.
 """
 import argparse
 import os
@@ -61,6 +65,11 @@ SWEEPS = {
 # holds 1e-4 of the accesses on average, so T1 marks every bin hot. For the
 # θ sweeps we use 2e-4 (twice a bin's average share; see EVALUATION.md).
 T1, T2, T_SWEEP = 1.3e-5, 0.005, 2e-4
+# The heavy-hitters model's thresholds are shares of single keys: for the θ
+# sweeps none (0, the model's default: the hot cache's capacity and two samples
+# per key decide); Fig. 6 keeps T1 and T2, which as key shares mean "at most
+# 77 K keys" and "at most 200 keys".
+HH_T_SWEEP = 0
 PRIOR_AT_HALF = 0.001  # Fig. 3b's chosen trade-off at θ = 0.5: the hottest 0.1%
 
 
@@ -74,15 +83,19 @@ def common_args(p, preset):
                 ["--gpu-memory-mb", str(p["gpu_memory_mb"])] if "gpu_memory_mb" in p else [])
 
 
-def runs_for(figure, preset):
+def runs_for(figure, preset, router_model="histogram"):
     """The kvcg-ycsb invocations of one figure: a list of (label, args)."""
     p = PRESETS[preset]
     s = {k: v[preset] for k, v in SWEEPS.items()}
     csv = lambda xs: ",".join(str(x) for x in xs)
     half_prior = ["--model", "prior", "--hot-fraction", str(PRIOR_AT_HALF)]
+    hh = router_model == "heavy-hitters"
+    kv = "kvcg-hh" if hh else "kvcg"  # label of the rows with a trained model
+    trained = ["--model", router_model]
+    sweep_threshold = str(HH_T_SWEEP if hh else T_SWEEP)
     if figure == "3a":
-        return [("kvcg", ["--system", "kvcg", "--workload", "b", "--theta", csv(s["thetas"]),
-                          "--model", "histogram", "--threshold", str(T_SWEEP)])]
+        return [(kv, ["--system", "kvcg", "--workload", "b", "--theta", csv(s["thetas"]),
+                      "--threshold", sweep_threshold] + trained)]
     if figure == "3b":
         return [("kvcg", ["--system", "kvcg", "--workload", "b", "--theta", "0.5", "--model",
                           "prior", "--hot-fraction", csv(s["hot_fractions"])]),
@@ -103,14 +116,14 @@ def runs_for(figure, preset):
                 ("libcuckoo", ["--system", "libcuckoo"] + base)]
     if figure == "6":
         base = ["--workload", "b", "--theta", "0.99"]
-        return [("kvcg-T1", ["--system", "kvcg", "--model", "histogram", "--threshold", str(T1)] + base),
-                ("kvcg-T2", ["--system", "kvcg", "--model", "histogram", "--threshold", str(T2)] + base),
+        return [(f"{kv}-T1", ["--system", "kvcg", "--threshold", str(T1)] + trained + base),
+                (f"{kv}-T2", ["--system", "kvcg", "--threshold", str(T2)] + trained + base),
                 ("gpu-only", ["--system", "gpu-only"] + base),
                 ("cpu-only", ["--system", "cpu-only"] + base),
                 ("libcuckoo", ["--system", "libcuckoo"] + base)]
     if figure == "7":
-        return [("kvcg", ["--system", "kvcg", "--workload", "b", "--theta", "0.99",
-                          "--model", "histogram", "--threshold", str(T_SWEEP),
+        return [(kv, ["--system", "kvcg", "--workload", "b", "--theta", "0.99",
+                      "--threshold", sweep_threshold] + trained + [
                           "--seconds", str(p["timeline_seconds"]),
                           "--timeline-ms", str(p["timeline_ms"]),
                           "--switch-at", str(p["switch_at"])])]
@@ -145,12 +158,12 @@ def merge(*arg_lists):
     return [x for opt, val in merged.items() for x in [opt] + val]
 
 
-def run_figure(figure, preset, driver, out_dir, extra):
+def run_figure(figure, preset, driver, out_dir, extra, router_model="histogram"):
     jsonl = os.path.join(out_dir, f"fig{figure}.jsonl")
     if os.path.exists(jsonl):
         os.remove(jsonl)
     csv_path = os.path.join(out_dir, "results.csv")
-    for label, args in runs_for(figure, preset):
+    for label, args in runs_for(figure, preset, router_model):
         # kvcg-ycsb takes each option once: the figure's and the user's
         # settings replace the preset's.
         cmd = [driver] + merge(common_args(PRESETS[preset], preset), args, extra) + [
@@ -172,6 +185,8 @@ def main():
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--driver", help="path to kvcg-ycsb (default: found in build dirs or PATH)")
     ap.add_argument("--backend", help="override the preset's backend (auto, gpu, cpu)")
+    ap.add_argument("--router-model", default="histogram", choices=["histogram", "heavy-hitters"],
+                    help="the trained model of figures 3a, 6 and 7 (default: the paper's histogram)")
     ap.add_argument("--plot", action="store_true", help="draw OUT/fig*.png afterwards")
     ap.add_argument("extra", nargs="*", help="more kvcg-ycsb options, after --")
     a = ap.parse_args()
@@ -190,7 +205,7 @@ def main():
     ok = True
     for f in figures:
         start = time.time()
-        ok = run_figure(f, a.preset, driver, a.out, extra) and ok
+        ok = run_figure(f, a.preset, driver, a.out, extra, a.router_model) and ok
         print(f"run.py: fig {f} done in {time.time() - start:.1f} s", file=sys.stderr, flush=True)
     if a.plot:
         try:

@@ -27,6 +27,26 @@ bool ParseMode(const std::string& text, Mode* out) {
   return true;
 }
 
+bool ParseRouterModel(const std::string& text, RouterModel* out) {
+  if (text == "heavy-hitters") *out = RouterModel::kHeavyHitters;
+  else if (text == "histogram") *out = RouterModel::kHistogram;
+  else return false;
+  return true;
+}
+
+const char* RouterModelName(RouterModel model) {
+  switch (model) {
+    case RouterModel::kHistogram: return "histogram";
+    case RouterModel::kHeavyHitters: return "heavy-hitters";
+  }
+  return "unknown";
+}
+
+double RouterThreshold(const Config::RouterConfig& router) {
+  if (router.threshold != 0) return router.threshold;
+  return router.model == RouterModel::kHistogram ? 0.001 : 0.0;
+}
+
 bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out) {
   if (text == "always") *out = FsyncPolicy::kAlways;
   else if (text == "everysec") *out = FsyncPolicy::kEverySec;

@@ -77,8 +77,10 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
       cpu_only_(config.mode == Mode::kCpuOnly),
       canonical_(std::move(canonical)),
       cache_(CacheOptions(config)),
-      router_(config.router, cpu_only_ ? MakeAllHotModel() : MakeAllColdModel()) {
+      router_(config.router, cpu_only_ ? MakeAllHotModel() : MakeAllColdModel(),
+              cache_.capacity()) {
   model_desc_ = router_.model()->Describe();
+  model_keys_ = router_.model()->KeyCount();
   if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
     periodic_ = std::thread([this] { PeriodicSwitcher(); });
   }
@@ -139,7 +141,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
     const uint64_t hash = config_.hash(batch.key(i));
     hot = cpu_only_;
     if (!cpu_only_) {
-      router_.Sample(hash);
+      router_.Sample(batch.key(i), hash);
       hot = router_.IsHot(batch.key(i), hash);
     }
     if (hot) break;
@@ -198,7 +200,7 @@ void KvcgEngine::Route(Batch batch, Completion done) {
       hash = config_.hash(b.key(i));
       hot = cpu_only_;
       if (!cpu_only_) {
-        router_.Sample(hash);
+        router_.Sample(b.key(i), hash);
         hot = router_.IsHot(b.key(i), hash);
       }
     }
@@ -416,6 +418,7 @@ Status KvcgEngine::RunSwitch(std::shared_ptr<const Model> model, const std::stri
     std::lock_guard lock(stats_mu_);
     model_version_ = router_.version();
     model_desc_ = model->Describe();
+    model_keys_ = model->KeyCount();
   }
   {
     std::lock_guard lock(stats_mu_);
@@ -561,9 +564,15 @@ EngineStats KvcgEngine::Stats() const {
   s.hot_cache_entries = cache_.entries();
   s.hot_cache_dirty = cache_.dirty();
   s.samples = router_.samples();
+  if (!cpu_only_) {  // cpu-only's model is fixed: nothing is trained
+    s.router_model = RouterModelName(router_.model_kind());
+    s.router_trainer = router_.TrainerDescription();
+    s.hot_keys_limit = router_.hot_keys_limit();
+  }
   std::lock_guard lock(stats_mu_);
   s.model_version = model_version_;
   s.model = model_desc_;
+  s.model_hot_keys = model_keys_;
   s.switches = switch_count_;
   s.recent_switches.assign(switches_.begin(), switches_.end());
   return s;
@@ -592,14 +601,7 @@ Status Engine::Open(const Config& config, std::unique_ptr<Store> canonical,
                                    ModeName(config.mode));
   }
   if (config.hash == nullptr) return Status::InvalidArgument("hash function must not be null");
-  const auto& r = config.router;
-  if (r.bins == 0) return Status::InvalidArgument("router.bins must be > 0");
-  if (!(r.threshold >= 0 && r.threshold <= 1)) {
-    return Status::InvalidArgument("router.threshold must be in [0, 1]");
-  }
-  if (!(r.sample_rate >= 0 && r.sample_rate <= 1)) {
-    return Status::InvalidArgument("router.sample_rate must be in [0, 1]");
-  }
+  if (Status s = store::ValidateRouterConfig(config.router); !s.ok()) return s;
   *engine = std::make_unique<engine::KvcgEngine>(config, std::move(canonical));
   return Status::Ok();
 }

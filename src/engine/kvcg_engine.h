@@ -177,6 +177,7 @@ class KvcgEngine final : public Engine {
   uint64_t switch_count_ = 0;          // under stats_mu_
   uint64_t model_version_ = 1;         // under stats_mu_
   std::string model_desc_;             // under stats_mu_
+  int64_t model_keys_ = -1;            // under stats_mu_: Model::KeyCount() of the installed model
 
   std::mutex periodic_mu_;
   std::condition_variable periodic_cv_;

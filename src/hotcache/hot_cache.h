@@ -124,6 +124,9 @@ class HotCache {
   // Drops every entry and the log.
   void Clear();
 
+  // Keys the cache holds with one node per bucket (buckets x 8 entries);
+  // more fit, in chained nodes. The router sizes its hot-key set by it.
+  uint64_t capacity() const { return (mask_ + 1) * kNodeEntries; }
   uint64_t entries() const { return entries_.load(std::memory_order_relaxed); }
   uint64_t dirty() const;
   uint64_t pending() const { return pending_.load(std::memory_order_acquire); }

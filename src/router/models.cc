@@ -1,10 +1,13 @@
 // The stock router models (kvcg/model.h). Each is immutable after
-// construction, so IsHot needs no synchronization.
+// construction, so IsHot needs no synchronization. The key-set models share
+// router/fingerprint_table.h, whose design comment says why a lookup is one
+// probe of a fingerprint array.
 #include <algorithm>
 
 #include "kvcg/hash.h"
 #include "kvcg/model.h"
 #include "router/bins.h"
+#include "router/fingerprint_table.h"
 
 namespace kvcg {
 
@@ -15,6 +18,7 @@ class ConstantModel final : public Model {
   explicit ConstantModel(bool hot) : hot_(hot) {}
   bool IsHot(std::string_view, uint64_t) const override { return hot_; }
   std::string Describe() const override { return hot_ ? "all-hot" : "all-cold"; }
+  int64_t KeyCount() const override { return hot_ ? -1 : 0; }
 
  private:
   const bool hot_;
@@ -38,52 +42,54 @@ class HistogramModel final : public Model {
   const size_t hot_count_;
 };
 
-// Open addressing over a power-of-two table at most half full: a probe reads
-// the 64-bit tag array (the key's own xxh3, independent of Config::hash, so a
-// degenerate test hash does not make every key collide here) and compares
-// key bytes only on a tag match. One or two cache misses per lookup instead
-// of std::unordered_set's bucket-then-node chase: this runs once per request.
+// An exact key set: the fingerprint table finds the slot (one probe, see
+// router/fingerprint_table.h) and the key bytes, kept per slot, confirm it.
 class KeySetModel final : public Model {
  public:
   KeySetModel(std::vector<std::string> keys, std::string description)
-      : description_(std::move(description)) {
-    size_t capacity = 16;
-    while (capacity < keys.size() * 2) capacity *= 2;
-    mask_ = capacity - 1;
-    tags_.assign(capacity, 0);
-    keys_.resize(capacity);
+      : table_(keys.size()), description_(std::move(description)) {
+    keys_.resize(table_.slot_count());
     for (std::string& key : keys) {
-      const uint64_t tag = Tag(key);
-      size_t i = tag & mask_;
-      for (; tags_[i] != 0; i = (i + 1) & mask_) {
-        if (tags_[i] == tag && keys_[i] == key) break;  // duplicate
-      }
-      if (tags_[i] == 0) ++size_;
-      tags_[i] = tag;
-      keys_[i] = std::move(key);
+      // Two distinct keys with one fingerprint (~2^-64 a pair) would share a
+      // slot; the second is then left out, never confused with the first.
+      const auto [slot, fresh] = table_.Insert(KeyFingerprint(key));
+      if (fresh) keys_[slot] = std::move(key);
     }
   }
   bool IsHot(std::string_view key, uint64_t) const override {
-    const uint64_t tag = Tag(key);
-    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
-      const uint64_t t = tags_[i];
-      if (t == 0) return false;
-      if (t == tag && keys_[i] == key) return true;
-    }
+    const size_t slot = table_.Find(KeyFingerprint(key));
+    return slot != router::FingerprintTable::kNotFound && keys_[slot] == key;
   }
-  void Prefetch(std::string_view key) const override {
-    __builtin_prefetch(&tags_[Tag(key) & mask_]);
-  }
+  void Prefetch(std::string_view key) const override { table_.Prefetch(KeyFingerprint(key)); }
   std::string Describe() const override {
-    return description_ + "(" + std::to_string(size_) + " keys)";
+    return description_ + "(" + std::to_string(table_.size()) + " keys)";
   }
+  int64_t KeyCount() const override { return static_cast<int64_t>(table_.size()); }
 
  private:
-  static uint64_t Tag(std::string_view key) { return Xxh3Hash(key) | 1; }  // 0 = empty
-  std::vector<uint64_t> tags_;
-  std::vector<std::string> keys_;
-  size_t mask_ = 0;
-  size_t size_ = 0;
+  router::FingerprintTable table_;
+  std::vector<std::string> keys_;  // by slot
+  const std::string description_;
+};
+
+// A key set by fingerprint only: one probe, no key bytes (see kvcg/model.h).
+class FingerprintSetModel final : public Model {
+ public:
+  FingerprintSetModel(std::vector<uint64_t> fingerprints, std::string description)
+      : table_(fingerprints.size()), description_(std::move(description)) {
+    for (uint64_t fp : fingerprints) table_.Insert(fp == 0 ? 1 : fp);
+  }
+  bool IsHot(std::string_view key, uint64_t) const override {
+    return table_.Contains(KeyFingerprint(key));
+  }
+  void Prefetch(std::string_view key) const override { table_.Prefetch(KeyFingerprint(key)); }
+  std::string Describe() const override {
+    return description_ + "(" + std::to_string(table_.size()) + " keys)";
+  }
+  int64_t KeyCount() const override { return static_cast<int64_t>(table_.size()); }
+
+ private:
+  router::FingerprintTable table_;
   const std::string description_;
 };
 
@@ -112,6 +118,16 @@ std::shared_ptr<const Model> MakeHistogramModel(std::vector<bool> hot_bins) {
 std::shared_ptr<const Model> MakeKeySetModel(std::vector<std::string> hot_keys,
                                              std::string description) {
   return std::make_shared<KeySetModel>(std::move(hot_keys), std::move(description));
+}
+
+uint64_t KeyFingerprint(std::string_view key) {
+  const uint64_t h = Xxh3Hash(key);
+  return h != 0 ? h : 1;
+}
+
+std::shared_ptr<const Model> MakeFingerprintSetModel(std::vector<uint64_t> fingerprints,
+                                                     std::string description) {
+  return std::make_shared<FingerprintSetModel>(std::move(fingerprints), std::move(description));
 }
 
 std::shared_ptr<const Model> MakePredicateModel(

@@ -1,47 +1,64 @@
 // Router: the installed model plus the shadow model's trainer (paper §7).
 //
-// Routing asks the installed model; a sampled fraction of requests
-// (RouterConfig::sample_rate) is also counted into a histogram of
-// RouterConfig::bins bins over the hash space. BuildShadow turns the counts
-// into the paper's histogram model: a bin is hot when its share of the
-// sampled accesses exceeds RouterConfig::threshold.
+// Routing asks the installed model. A sampled fraction of requests
+// (RouterConfig::sample_rate) also goes to the trainer RouterConfig::model
+// picks (router/trainer.h): the paper's histogram of bins over the hash
+// space, or the heavy-hitters sketch of the keys themselves. BuildShadow
+// turns what the trainer saw into a model; the engine installs it with the
+// switch protocol (kvcg_engine.h) and restarts training.
 //
-// Thread safety: IsHot, Sample, samples and BuildShadow are thread-safe.
-// Install must not run concurrently with IsHot; the engine calls it only
-// while its request gate is closed (the switch protocol), so the model seen
-// by one routing pass never changes under it. ResetTraining may race with
-// Sample (a few samples may land in either window).
+// Cost on the request path: an unsampled request pays one thread-local
+// xorshift step and a compare; a sampled one an atomic add (histogram) or a
+// fingerprint and a try-lock of one of the sketch's stripes (heavy-hitters).
+//
+// Thread safety: IsHot, Prefetch, Sample, samples and BuildShadow are
+// thread-safe. Install must not run concurrently with IsHot; the engine calls
+// it only while its request gate is closed (the switch protocol), so the
+// model seen by one routing pass never changes under it. ResetTraining may
+// race with Sample (a few samples may land in either window).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "kvcg/config.h"
 #include "kvcg/model.h"
-#include "router/bins.h"
+#include "router/trainer.h"
 
 namespace kvcg::router {
 
 class Router {
  public:
-  Router(const Config::RouterConfig& config, std::shared_ptr<const Model> initial);
+  // `hot_cache_capacity` (> 0): the keys the hot cache holds, which bounds a
+  // heavy-hitters model when RouterConfig::hot_keys is 0. `config` must have
+  // passed store::ValidateRouterConfig.
+  Router(const Config::RouterConfig& config, std::shared_ptr<const Model> initial,
+         uint64_t hot_cache_capacity);
 
   bool IsHot(std::string_view key, uint64_t hash) const { return model_->IsHot(key, hash); }
   void Prefetch(std::string_view key) const { model_->Prefetch(key); }
 
-  // Counts the request into the shadow histogram with probability sample_rate.
-  void Sample(uint64_t hash) {
+  // Trains the shadow model on the request with probability sample_rate.
+  // `key` is read during the call only.
+  void Sample(std::string_view key, uint64_t hash) {
     if (sample_threshold_ == 0 || NextRandom() >= sample_threshold_) return;
-    bins_[BinOf(hash, bin_count_)].fetch_add(1, std::memory_order_relaxed);
-    samples_.fetch_add(1, std::memory_order_relaxed);
+    if (trainer_->Add(key, hash)) samples_.fetch_add(1, std::memory_order_relaxed);
   }
   bool sampling() const { return sample_threshold_ != 0; }
 
+  // Samples the trainer counted since the last ResetTraining (dropped ones excluded).
   uint64_t samples() const { return samples_.load(std::memory_order_relaxed); }
-  std::shared_ptr<const Model> BuildShadow() const;
+  std::shared_ptr<const Model> BuildShadow() const { return trainer_->Build(); }
   void ResetTraining();
+
+  RouterModel model_kind() const { return kind_; }
+  // The trainer, for INFO: e.g. "heavy-hitters(16384 hot keys max; 65536 counters in 16 stripes)".
+  std::string TrainerDescription() const { return trainer_->Describe(); }
+  // The heavy-hitters bound on hot keys (RouterConfig::hot_keys resolved); 0 for histogram.
+  uint64_t hot_keys_limit() const { return hot_keys_limit_; }
 
   const std::shared_ptr<const Model>& model() const { return model_; }
   uint64_t version() const { return version_; }
@@ -51,10 +68,10 @@ class Router {
  private:
   static uint64_t NextRandom();
 
-  const size_t bin_count_;
-  const double threshold_;
+  const RouterModel kind_;
+  uint64_t hot_keys_limit_ = 0;
   uint64_t sample_threshold_;  // sample when random < this; 0 = never, max = always
-  std::unique_ptr<std::atomic<uint64_t>[]> bins_;
+  std::unique_ptr<Trainer> trainer_;
   std::atomic<uint64_t> samples_{0};
   std::shared_ptr<const Model> model_;
   uint64_t version_ = 1;

@@ -241,6 +241,11 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
       line("hot_cache_entries", std::to_string(es.hot_cache_entries));
       line("router_model_version", std::to_string(es.model_version));
       line("router_model", es.model);
+      if (es.model_hot_keys >= 0) line("router_model_hot_keys", std::to_string(es.model_hot_keys));
+      if (!es.router_model.empty()) {  // kvcg mode: the shadow model's kind and trainer
+        line("router_trainer", es.router_model);
+        line("router_trainer_detail", es.router_trainer);
+      }
       line("router_switches", std::to_string(es.switches));
     } else {
       line("hot_ops", "0");

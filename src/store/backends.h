@@ -14,8 +14,11 @@
 
 namespace kvcg::store {
 
-// Rejects contradictory configurations (null hash, zero limits, ...).
+// Rejects contradictory configurations (null hash, zero limits, ...). For
+// the engine modes (kvcg, cpu-only) it checks Config::router too.
 Status ValidateConfig(const Config& config);
+// The router's part: kInvalidArgument naming the field and what it must be.
+Status ValidateRouterConfig(const Config::RouterConfig& router);
 
 Status OpenCpuStore(const Config& config, std::unique_ptr<Store>* store);
 

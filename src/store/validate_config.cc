@@ -1,6 +1,8 @@
 // store::ValidateConfig: the checks every entry point (Store::Open, a
 // backend's own Open) applies before allocating anything. In kvcg_common so
 // that backends can call it without linking Store::Open's library.
+#include <string>
+
 #include "store/backends.h"
 
 namespace kvcg {
@@ -18,6 +20,29 @@ Status ValidateConfig(const Config& config) {
   }
   if (config.backend != Backend::kCpu && config.gpu_orchestrators == 0) {
     return Status::InvalidArgument("gpu_orchestrators must be > 0");
+  }
+  // The router is ignored by gpu-only, so its settings cannot contradict anything there.
+  if (config.mode != Mode::kGpuOnly) return ValidateRouterConfig(config.router);
+  return Status::Ok();
+}
+
+Status ValidateRouterConfig(const Config::RouterConfig& r) {
+  if (r.model != RouterModel::kHistogram && r.model != RouterModel::kHeavyHitters) {
+    return Status::InvalidArgument("router.model must be histogram or heavy-hitters (got value " +
+                                   std::to_string(static_cast<int>(r.model)) + ")");
+  }
+  if (r.model == RouterModel::kHistogram && r.bins == 0) {
+    return Status::InvalidArgument("router.bins must be > 0 for the histogram model");
+  }
+  if (!(r.threshold >= 0 && r.threshold <= 1)) {
+    return Status::InvalidArgument("router.threshold must be in [0, 1] (0 = the model's default)");
+  }
+  if (!(r.sample_rate >= 0 && r.sample_rate <= 1)) {
+    return Status::InvalidArgument("router.sample_rate must be in [0, 1]");
+  }
+  if (r.hot_keys > kMaxRouterHotKeys) {
+    return Status::InvalidArgument("router.hot_keys must be at most " +
+                                   std::to_string(kMaxRouterHotKeys) + " (0 = the hot cache's capacity)");
   }
   return Status::Ok();
 }

@@ -225,45 +225,62 @@ TEST_P(EngineTest, SwitchRecordsAndHistory) {
 }
 
 TEST_P(EngineTest, ShadowModelLearnsHotKeys) {
-  Config c = EngineConfig();
-  c.router.sample_rate = 1.0;
-  c.router.threshold = 0.05;
-  auto e = Open(c);
-  for (int i = 0; i < 200; ++i) {
-    Batch b;
-    b.Get("hot1");
-    b.Get("hot2");
-    b.Get("cold" + std::to_string(i));
-    e->Execute(b);
+  // The same stream, each trained model: the histogram marks the two hot
+  // keys' bins, heavy-hitters the two keys (each "cold" key has one sample).
+  for (RouterModel model : {RouterModel::kHistogram, RouterModel::kHeavyHitters}) {
+    SCOPED_TRACE(RouterModelName(model));
+    Config c = EngineConfig();
+    c.router.model = model;
+    c.router.sample_rate = 1.0;
+    c.router.threshold = 0.05;
+    auto e = Open(c);
+    for (int i = 0; i < 200; ++i) {
+      Batch b;
+      b.Get("hot1");
+      b.Get("hot2");
+      b.Get("cold" + std::to_string(i));
+      e->Execute(b);
+    }
+    EXPECT_EQ(e->Stats().samples, 600u);
+    SwitchRecord rec;
+    ASSERT_TRUE(e->SwitchToShadowModel(&rec).ok());
+    const char* expected = model == RouterModel::kHistogram ? "histogram(10000 bins, 2 hot)"
+                                                            : "heavy-hitters(2 keys)";
+    EXPECT_NE(rec.model.find(expected), std::string::npos) << rec.model;
+    EngineStats s = e->Stats();
+    EXPECT_EQ(s.samples, 0u);  // training restarted
+    EXPECT_EQ(s.router_model, RouterModelName(model));
+    EXPECT_EQ(s.model_hot_keys, model == RouterModel::kHistogram ? -1 : 2);
+    e->Get("hot1");  // miss
+    e->Get("hot1");  // hit
+    e->Get("cold7");
+    s = e->Stats();
+    EXPECT_EQ(s.hot.misses, 1u);
+    EXPECT_EQ(s.hot.hits, 1u);
+    EXPECT_EQ(s.cold.ops, 602u);  // the 600 training ops, the miss, cold7
   }
-  EXPECT_EQ(e->Stats().samples, 600u);
-  SwitchRecord rec;
-  ASSERT_TRUE(e->SwitchToShadowModel(&rec).ok());
-  EXPECT_NE(rec.model.find("histogram(10000 bins, 2 hot)"), std::string::npos) << rec.model;
-  EXPECT_EQ(e->Stats().samples, 0u);  // training restarted
-  e->Get("hot1");  // miss
-  e->Get("hot1");  // hit
-  e->Get("cold7");
-  EngineStats s = e->Stats();
-  EXPECT_EQ(s.hot.misses, 1u);
-  EXPECT_EQ(s.hot.hits, 1u);
 }
 
 TEST_P(EngineTest, PeriodicSwitchInstallsShadowModel) {
-  Config c = EngineConfig();
-  c.router.sample_rate = 1.0;
-  c.router.threshold = 0.2;
-  c.router.switch_period_ms = 5;
-  c.router.min_samples = 100;
-  auto e = Open(c);
-  for (int i = 0; i < 2000 && e->Stats().switches == 0; ++i) {
-    e->Get("popular");
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  for (RouterModel model : {RouterModel::kHistogram, RouterModel::kHeavyHitters}) {
+    SCOPED_TRACE(RouterModelName(model));
+    Config c = EngineConfig();
+    c.router.model = model;
+    c.router.sample_rate = 1.0;
+    c.router.threshold = 0.2;
+    c.router.switch_period_ms = 5;
+    c.router.min_samples = 100;
+    auto e = Open(c);
+    for (int i = 0; i < 2000 && e->Stats().switches == 0; ++i) {
+      e->Get("popular");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    EngineStats s = e->Stats();
+    ASSERT_GE(s.switches, 1u);
+    EXPECT_EQ(s.recent_switches[0].reason, "periodic");
+    EXPECT_NE(s.model.find(model == RouterModel::kHistogram ? "1 hot" : "(1 keys)"), std::string::npos)
+        << s.model;
   }
-  EngineStats s = e->Stats();
-  ASSERT_GE(s.switches, 1u);
-  EXPECT_EQ(s.recent_switches[0].reason, "periodic");
-  EXPECT_NE(s.model.find("1 hot"), std::string::npos) << s.model;
 }
 
 TEST_P(EngineTest, CpuOnlyServesEveryKeyFromHotCache) {
@@ -381,12 +398,36 @@ TEST_P(EngineTest, BadInputIsAnsweredWithErrorsAndNotRouted) {
 
 TEST_P(EngineTest, RejectsBadRouterConfig) {
   Config c = EngineConfig();
+  c.router.model = RouterModel::kHistogram;
   c.router.bins = 0;
   std::unique_ptr<Store> store;
   EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
   c = EngineConfig();
   c.router.sample_rate = 2;
   EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
+  c = EngineConfig();
+  c.router.threshold = -0.5;
+  EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
+  c = EngineConfig();
+  c.router.hot_keys = kMaxRouterHotKeys + 1;
+  Status s = Store::Open(c, &store);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("router.hot_keys"), std::string::npos) << s.ToString();
+  c = EngineConfig();
+  c.router.model = static_cast<RouterModel>(7);
+  s = Store::Open(c, &store);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("router.model"), std::string::npos) << s.ToString();
+  // bins only matter to the histogram model.
+  c = EngineConfig();
+  c.router.model = RouterModel::kHeavyHitters;
+  c.router.bins = 0;
+  EXPECT_TRUE(Store::Open(c, &store).ok());
+  store.reset();
+  // gpu-only ignores the router, so nothing there is a contradiction.
+  c = EngineConfig(Mode::kGpuOnly);
+  c.router.sample_rate = 2;
+  EXPECT_TRUE(Store::Open(c, &store).ok());
 }
 
 TEST_P(EngineTest, StatsReportLatencyAndReset) {

@@ -1,6 +1,6 @@
 // Router and models: bins partition the hash space, the shadow histogram
 // marks exactly the bins above the threshold, sampling honours its rate,
-// key-set and predicate models answer by key.
+// key-set, fingerprint-set and predicate models answer by key.
 #include "router/router.h"
 
 #include <gtest/gtest.h>
@@ -8,9 +8,12 @@
 #include <set>
 
 #include "kvcg/model.h"
+#include "router/bins.h"
 
 namespace kvcg::router {
 namespace {
+
+constexpr uint64_t kCapacity = 1024;  // hot-cache capacity the heavy-hitters model is bounded by
 
 TEST(RouterTest, BinsCoverTheHashSpaceEvenly) {
   EXPECT_EQ(BinOf(0, 10000), 0u);
@@ -27,14 +30,15 @@ uint64_t HashInBin(size_t bin, size_t bins) {
 
 TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
   Config::RouterConfig c;
+  c.model = RouterModel::kHistogram;
   c.bins = 100;
   c.threshold = 0.1;
   c.sample_rate = 1.0;
-  Router r(c, MakeAllColdModel());
-  for (int i = 0; i < 50; ++i) r.Sample(HashInBin(3, 100));   // 50%
-  for (int i = 0; i < 11; ++i) r.Sample(HashInBin(7, 100));   // 11%
-  for (int i = 0; i < 10; ++i) r.Sample(HashInBin(8, 100));   // 10%: not above
-  for (int i = 0; i < 29; ++i) r.Sample(HashInBin(10 + i, 100));
+  Router r(c, MakeAllColdModel(), kCapacity);
+  for (int i = 0; i < 50; ++i) r.Sample("k", HashInBin(3, 100));   // 50%
+  for (int i = 0; i < 11; ++i) r.Sample("k", HashInBin(7, 100));   // 11%
+  for (int i = 0; i < 10; ++i) r.Sample("k", HashInBin(8, 100));   // 10%: not above
+  for (int i = 0; i < 29; ++i) r.Sample("k", HashInBin(10 + i, 100));
   EXPECT_EQ(r.samples(), 100u);
   auto model = r.BuildShadow();
   EXPECT_EQ(model->Describe(), "histogram(100 bins, 2 hot)");
@@ -50,19 +54,23 @@ TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
 TEST(RouterTest, SamplingRateIsHonoured) {
   Config::RouterConfig c;
   c.sample_rate = 0.1;
-  Router r(c, MakeAllColdModel());
-  for (int i = 0; i < 100000; ++i) r.Sample(static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull);
+  Router r(c, MakeAllColdModel(), kCapacity);
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t id = static_cast<uint64_t>(i);
+    r.Sample(std::string_view(reinterpret_cast<const char*>(&id), sizeof id),
+             id * 0x9e3779b97f4a7c15ull);
+  }
   EXPECT_GT(r.samples(), 9000u);
   EXPECT_LT(r.samples(), 11000u);
   c.sample_rate = 0;
-  Router never(c, MakeAllColdModel());
-  for (int i = 0; i < 1000; ++i) never.Sample(i);
+  Router never(c, MakeAllColdModel(), kCapacity);
+  for (int i = 0; i < 1000; ++i) never.Sample("k", i);
   EXPECT_EQ(never.samples(), 0u);
   EXPECT_FALSE(never.sampling());
 }
 
 TEST(RouterTest, InstallBumpsVersion) {
-  Router r(Config::RouterConfig{}, MakeAllColdModel());
+  Router r(Config::RouterConfig{}, MakeAllColdModel(), kCapacity);
   EXPECT_EQ(r.version(), 1u);
   EXPECT_FALSE(r.IsHot("k", 1));
   r.Install(MakeAllHotModel());
@@ -81,7 +89,23 @@ TEST(ModelTest, KeySetAndPredicateModelsAnswerByKey) {
   EXPECT_TRUE(pred->IsHot("x", 0));
   EXPECT_FALSE(pred->IsHot("xy", 0));
   EXPECT_EQ(pred->Describe(), "short keys");
+  EXPECT_EQ(set->KeyCount(), 2);
+  EXPECT_EQ(MakeKeySetModel({"a", "a", "b"})->KeyCount(), 2) << "duplicates count once";
+  std::vector<uint64_t> fps;
+  for (int i = 0; i < 1000; ++i) fps.push_back(KeyFingerprint("key" + std::to_string(i)));
+  auto by_fp = MakeFingerprintSetModel(fps, "heavy-hitters");
+  EXPECT_EQ(by_fp->Describe(), "heavy-hitters(1000 keys)");
+  EXPECT_EQ(by_fp->KeyCount(), 1000);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string k = "key" + std::to_string(i);
+    by_fp->Prefetch(k);
+    EXPECT_EQ(by_fp->IsHot(k, 0), i < 1000) << k;
+  }
+  EXPECT_NE(KeyFingerprint(""), 0u);
+  EXPECT_EQ(MakeAllColdModel()->KeyCount(), 0);
+  EXPECT_EQ(MakeAllHotModel()->KeyCount(), -1);
   auto hist = MakeHistogramModel({false, true});
+  EXPECT_EQ(hist->KeyCount(), -1);
   EXPECT_FALSE(hist->IsHot("k", 0));
   EXPECT_TRUE(hist->IsHot("k", ~uint64_t{0}));
 }

@@ -1,6 +1,6 @@
 // Unit tests of the persistence options in the server's option table: Redis's
 // save syntax, its error texts, and redis.conf's "first save line replaces
-// the defaults, later ones add" rule.
+// the defaults, later ones add" rule; and of the router's model options.
 #include "server/server_config.h"
 
 #include <gtest/gtest.h>
@@ -103,6 +103,24 @@ TEST(ServerConfigPersistence, ConfigFileSaveLinesAccumulate) {
   EXPECT_EQ(LoadConfigFile(path, &d), "");
   EXPECT_EQ(Get(d, "save"), "");
   std::remove(path);
+}
+
+TEST(ServerConfigRouter, ModelHotKeysAndThreshold) {
+  ServerConfig c;
+  EXPECT_EQ(Get(c, "router-model"), "heavy-hitters");
+  EXPECT_EQ(Get(c, "router-hot-keys"), "0");
+  EXPECT_EQ(Get(c, "router-threshold"), "0");
+  EXPECT_EQ(Set(&c, "router-model", {"Histogram"}), "");  // case-insensitive, as Redis enums
+  EXPECT_EQ(c.store.router.model, RouterModel::kHistogram);
+  EXPECT_EQ(Get(c, "router-model"), "histogram");
+  EXPECT_EQ(Set(&c, "router-model", {"bins"}), "invalid value 'bins'");
+  EXPECT_EQ(c.store.router.model, RouterModel::kHistogram) << "a bad value must change nothing";
+  EXPECT_EQ(Set(&c, "router-hot-keys", {"20000"}), "");
+  EXPECT_EQ(c.store.router.hot_keys, 20000u);
+  EXPECT_NE(Set(&c, "router-hot-keys", {std::to_string(kMaxRouterHotKeys + 1)}), "");
+  EXPECT_EQ(Set(&c, "router-threshold", {"0.0001"}), "");
+  EXPECT_EQ(c.store.router.threshold, 0.0001);
+  EXPECT_FALSE(FindOption("router-model")->runtime) << "fixed at start-up, like mode";
 }
 
 }  // namespace

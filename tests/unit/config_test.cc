@@ -55,6 +55,31 @@ TEST(ParseMode, AcceptsExactNamesRejectsOthers) {
   }
 }
 
+TEST(ParseRouterModel, AcceptsExactNamesRejectsOthers) {
+  RouterModel m = RouterModel::kHistogram;
+  EXPECT_TRUE(ParseRouterModel("heavy-hitters", &m));
+  EXPECT_EQ(m, RouterModel::kHeavyHitters);
+  EXPECT_TRUE(ParseRouterModel("histogram", &m));
+  EXPECT_EQ(m, RouterModel::kHistogram);
+  for (const char* text : {"", "Histogram", "heavy_hitters", "heavyhitters", "hh", "histogram "}) {
+    RouterModel out = RouterModel::kHeavyHitters;
+    EXPECT_FALSE(ParseRouterModel(text, &out)) << '"' << text << '"';
+    EXPECT_EQ(out, RouterModel::kHeavyHitters);
+  }
+}
+
+TEST(RouterThreshold, ZeroMeansTheModelsDefault) {
+  Config::RouterConfig r;
+  r.model = RouterModel::kHistogram;
+  EXPECT_EQ(RouterThreshold(r), 0.001);
+  r.model = RouterModel::kHeavyHitters;
+  EXPECT_EQ(RouterThreshold(r), 0.0);
+  r.threshold = 0.25;
+  EXPECT_EQ(RouterThreshold(r), 0.25);
+  r.model = RouterModel::kHistogram;
+  EXPECT_EQ(RouterThreshold(r), 0.25);
+}
+
 // Every name a *Name function prints parses back to the same value.
 TEST(EnumNames, RoundTrip) {
   for (Backend b : {Backend::kAuto, Backend::kGpu, Backend::kCpu}) {
@@ -72,6 +97,11 @@ TEST(EnumNames, RoundTrip) {
     EXPECT_TRUE(ParseMode(ModeName(m), &out)) << ModeName(m);
     EXPECT_EQ(out, m);
   }
+  for (RouterModel m : {RouterModel::kHistogram, RouterModel::kHeavyHitters}) {
+    RouterModel out = m == RouterModel::kHistogram ? RouterModel::kHeavyHitters : RouterModel::kHistogram;
+    EXPECT_TRUE(ParseRouterModel(RouterModelName(m), &out)) << RouterModelName(m);
+    EXPECT_EQ(out, m);
+  }
 }
 
 TEST(Config, DocumentedDefaults) {
@@ -83,6 +113,11 @@ TEST(Config, DocumentedDefaults) {
   EXPECT_EQ(c.max_keys, 0u) << "unlimited";
   EXPECT_EQ(c.max_memory_bytes, 0u) << "unlimited";
   EXPECT_EQ(c.hash, &Xxh3Hash);
+  EXPECT_EQ(c.router.model, RouterModel::kHeavyHitters);
+  EXPECT_EQ(c.router.threshold, 0.0) << "the model's default";
+  EXPECT_EQ(c.router.hot_keys, 0u) << "the hot cache's capacity";
+  EXPECT_EQ(c.router.bins, 10000u);
+  EXPECT_EQ(c.router.sample_rate, 0.01);
 }
 
 }  // namespace

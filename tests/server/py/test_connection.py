@@ -124,6 +124,9 @@ def test_info_sections(r):
         assert k["hot_ops"] == 0 and k["router_model_version"] == "none"
     else:
         assert int(k["hot_ops"]) + int(k["cold_ops"]) > 0
+    if mode == "kvcg":
+        trainer = extra[extra.index("--router-model") + 1] if "--router-model" in extra else "heavy-hitters"
+        assert k["router_trainer"] == trainer
     assert int(k["batches"]) > 0
     stats = r.info("commandstats")
     assert stats["cmdstat_set"]["calls"] >= 1
