@@ -11,6 +11,9 @@
 //   value_lens per op: value length (u32)
 //   expected   per op (compare-and-swap): offset | length into key_bytes, or
 //              kExpectAbsent; 0 for other ops
+//   expire     per op: expire-at, milliseconds since the Unix epoch (see
+//              Expiry below); kNoExpiry (0) for most ops
+//   condition  per op: ExpireCondition byte (kExpire ops; 0 for others)
 //   key_bytes  keys and CAS expected values, each starting 8-byte aligned and
 //              zero-padded to a multiple of 8 (the GPU compares whole words)
 //   value_bytes values, each starting 8-byte aligned
@@ -31,6 +34,17 @@
 // (value bytes are unlimited). An op that would pass that is still appended,
 // without its bytes; the store answers it kKeyTooLarge (or kValueTooLarge for
 // an expected value). No Append ever fails or throws for large input.
+//
+// Expiry (Redis's TTLs). Times are absolute: milliseconds since the Unix
+// epoch by the store's clock (Config::clock), as Redis keeps them. A PUT or
+// CAS that stores sets the key's expire-at to its expire_at(i): kNoExpiry
+// makes the key persistent (Redis SET), kKeepExpiry keeps what the key had
+// (Redis KEEPTTL; none for a new key). A key whose expire-at is at or before
+// the store's clock reads as absent to every operation (lazy expiry) and is
+// reclaimed later without access (active expiry); storing with an expire-at
+// already past takes effect and the key is gone at once. Layout::kFixed8
+// stores no expiry: an op with an expire-at or a kExpire there gets
+// kInvalidArgument.
 //
 // Thread-safety: a Batch is a value; distinct batches may be used from
 // distinct threads, one batch by one thread at a time.
@@ -57,7 +71,45 @@ enum class OpType : uint8_t {
   //                                  : expect_absent.
   // Read-modify-write commands (INCR, APPEND, SET NX/XX) are loops over it.
   kCompareAndSwap = 3,
+  // Sets only the key's expire-at, to expire_at(i), when the key is present
+  // and condition(i) holds (ExpireConditionHolds); kNoExpiry removes the
+  // expiry (Redis PERSIST); a time at or before the store's clock deletes the
+  // key (Redis EXPIRE in the past). The value is unchanged.
+  // -> the value and expire-at before the op | kNotFound. Whether it applied
+  // follows from the result: found() && ExpireConditionHolds(condition(i),
+  // result.expire_at, expire_at(i)).
+  kExpire = 4,
 };
+
+// Expire-at values with a meaning of their own (see Expiry above).
+constexpr uint64_t kNoExpiry = 0;
+constexpr uint64_t kKeepExpiry = ~uint64_t(0);
+
+// When a kExpire applies (Redis EXPIRE's NX | XX | GT | LT). A key without
+// expiry counts as expiring never (an infinite TTL), as in Redis: GT never
+// applies to it, LT always does.
+enum class ExpireCondition : uint8_t {
+  kAlways = 0,
+  kIfNone = 1,     // NX: only when the key has no expiry
+  kIfSet = 2,      // XX: only when the key has one
+  kIfGreater = 3,  // GT: only when the new time is later than the current one
+  kIfLess = 4,     // LT: only when the new time is earlier than the current one
+};
+
+// Whether a kExpire with `condition` applies to a present key whose expire-at
+// is `current` (kNoExpiry = none), asking for `wanted`.
+constexpr bool ExpireConditionHolds(ExpireCondition condition, uint64_t current, uint64_t wanted) {
+  switch (condition) {
+    case ExpireCondition::kAlways: return true;
+    case ExpireCondition::kIfNone: return current == kNoExpiry;
+    case ExpireCondition::kIfSet: return current != kNoExpiry;
+    case ExpireCondition::kIfGreater:
+      return current != kNoExpiry && wanted != kNoExpiry && wanted > current;
+    case ExpireCondition::kIfLess:
+      return wanted != kNoExpiry && (current == kNoExpiry || wanted < current);
+  }
+  return false;
+}
 
 const char* OpTypeName(OpType type);
 
@@ -98,19 +150,24 @@ class Batch {
   // the call. Sizes are not checked here: limits are enforced by the store,
   // which answers an over-limit operation with an error result.
   void Get(std::string_view key) { Append(OpType::kGet, key, {}); }
-  void Put(std::string_view key, std::string_view value) { Append(OpType::kPut, key, value); }
+  void Put(std::string_view key, std::string_view value, uint64_t expire_at = kNoExpiry) {
+    Append(OpType::kPut, key, value, expire_at);
+  }
   void Delete(std::string_view key) { Append(OpType::kDelete, key, {}); }
   // `expected == nullptr` means "only if absent".
   void CompareAndSwap(std::string_view key, const std::string_view* expected,
-                      std::string_view desired);
-  void Append(OpType type, std::string_view key, std::string_view value);
-  // Append op `i` of `other` (same bytes, same expected value).
+                      std::string_view desired, uint64_t expire_at = kNoExpiry);
+  void Expire(std::string_view key, uint64_t expire_at,
+              ExpireCondition condition = ExpireCondition::kAlways);
+  void Append(OpType type, std::string_view key, std::string_view value,
+              uint64_t expire_at = kNoExpiry);
+  // Append op `i` of `other` (same bytes, expected value, expiry and condition).
   void AppendFrom(const Batch& other, size_t i);
   // Columnar append (cuCollections-style bulk input): n ops in one call, op
   // i of type types[i] with the key_width bytes at keys + i * key_width and,
   // for a kPut or kCompareAndSwap, the value_width bytes at
   // values + i * value_width (values null: zero bytes). A kCompareAndSwap
-  // appended here is "only if absent". Same result as n Append calls, at
+  // appended here is "only if absent"; no op carries an expiry. Same result as n Append calls, at
   // memcpy speed: the fast way to fill a batch from arrays (e.g. NumPy
   // columns).
   void AppendBulk(const OpType* types, const void* keys, size_t key_width, const void* values,
@@ -133,6 +190,8 @@ class Batch {
   std::string_view expected(size_t i) const {
     return expected_[i] == kExpectAbsent ? std::string_view() : Slice(expected_[i]);
   }
+  uint64_t expire_at(size_t i) const { return expire_[i]; }
+  ExpireCondition condition(size_t i) const { return conditions_[i]; }
   bool expect_absent(size_t i) const {
     return types_[i] == OpType::kCompareAndSwap && expected_[i] == kExpectAbsent;
   }
@@ -149,6 +208,8 @@ class Batch {
   const uint64_t* values() const { return values_; }
   const uint32_t* value_lens() const { return value_lens_; }
   const uint64_t* expected_column() const { return expected_; }
+  const uint64_t* expire_column() const { return expire_; }
+  const ExpireCondition* condition_column() const { return conditions_; }
   const char* key_bytes() const { return key_bytes_; }
   size_t key_bytes_size() const { return key_used_; }
   const char* value_bytes() const { return value_bytes_; }
@@ -158,6 +219,10 @@ class Batch {
   // any op is a compare-and-swap. Maintained by Append.
   size_t stores() const { return stores_; }
   bool has_cas() const { return has_cas_; }
+  // Whether any op carries an expire-at (kKeepExpiry included) or is a
+  // kExpire: a batch without one may skip the expiry columns. Maintained by
+  // Append.
+  bool has_expiry() const { return has_expiry_; }
   // True when every column lives in page-locked memory of `memory()`.
   bool pinned() const;
   BatchMemory* memory() const { return memory_; }
@@ -193,11 +258,14 @@ class Batch {
   size_t key_used_ = 0, value_used_ = 0;
   size_t stores_ = 0;
   bool has_cas_ = false;
+  bool has_expiry_ = false;
   OpType* types_ = nullptr;
   uint64_t* keys_ = nullptr;
   uint64_t* values_ = nullptr;
   uint32_t* value_lens_ = nullptr;
   uint64_t* expected_ = nullptr;
+  uint64_t* expire_ = nullptr;
+  ExpireCondition* conditions_ = nullptr;
   char* key_bytes_ = nullptr;
   char* value_bytes_ = nullptr;
 };

@@ -46,13 +46,38 @@ enum class RouterModel : uint8_t {
                   // most frequent keys, at most RouterConfig::hot_keys, are hot.
 };
 
+// What a write does when storing would pass Config::max_memory_bytes
+// (Redis's maxmemory-policy). "allkeys" policies may evict any key,
+// "volatile" ones only keys with an expire-at. LRU and LFU are approximate,
+// as in Redis: each entry keeps a small access clock / frequency counter and
+// the store evicts the best of a sample (CPU backend) or the best of a bucket
+// (GPU backend) — see docs/EVICTION.md.
+enum class EvictionPolicy : uint8_t {
+  kNoEviction,      // "noeviction": the write gets kCapacityExhausted (Redis's OOM).
+  kAllKeysLru,      // "allkeys-lru"
+  kAllKeysLfu,      // "allkeys-lfu"
+  kAllKeysRandom,   // "allkeys-random"
+  kVolatileLru,     // "volatile-lru"
+  kVolatileLfu,     // "volatile-lfu"
+  kVolatileRandom,  // "volatile-random"
+  kVolatileTtl,     // "volatile-ttl": the nearest expire-at first
+};
+
+// Milliseconds since the Unix epoch: the clock every expire-at is read
+// against. A plain function pointer, so tests can inject a fake clock.
+using ClockFunction = uint64_t (*)();
+// CLOCK_REALTIME in milliseconds (Redis's mstime()). Thread-safe.
+uint64_t SystemClockMs();
+
 // Parse "auto"/"gpu"/"cpu", "general"/"fixed8", "kvcg"/"gpu-only"/"cpu-only"
-// and "histogram"/"heavy-hitters".
+// and "histogram"/"heavy-hitters", and Redis's maxmemory-policy names.
 // Return false (leaving *out alone) on anything else.
 bool ParseBackend(const std::string& text, Backend* out);
 bool ParseLayout(const std::string& text, Layout* out);
 bool ParseMode(const std::string& text, Mode* out);
 bool ParseRouterModel(const std::string& text, RouterModel* out);
+bool ParseEvictionPolicy(const std::string& text, EvictionPolicy* out);
+const char* EvictionPolicyName(EvictionPolicy policy);
 // "always" / "everysec" / "no" (Redis's appendfsync values).
 enum class FsyncPolicy : uint8_t;
 bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out);
@@ -114,6 +139,18 @@ struct Config {
   uint64_t max_keys = 0;          // Distinct keys; 0 = unlimited.
   uint64_t max_memory_bytes = 0;  // Keys + values + per-entry overhead; 0 = unlimited.
   uint64_t expected_keys = 1 << 20;  // Sizing hint only; tables grow past it.
+  // What a write that would pass max_memory_bytes does: fail (noeviction,
+  // the default) or evict keys first. max_keys is never evicted for.
+  EvictionPolicy eviction = EvictionPolicy::kNoEviction;
+
+  // --- Expiry (kvcg/batch.h, Expiry).
+  ClockFunction clock = &SystemClockMs;  // Must not be null.
+  // Active expiry: how often per second expired keys are looked for and
+  // reclaimed without being accessed (Redis's "hz"). CPU backend: an
+  // incremental sweep of the shards that hold keys with an expire-at; GPU
+  // backend: a sweep kernel over the table. 0 = lazy expiry only (plus
+  // Store::ReclaimExpired).
+  uint32_t active_expiry_hz = 10;
 
   // Hash of a key; see kvcg/hash.h. Must not be null.
   HashFunction hash = &Xxh3Hash;

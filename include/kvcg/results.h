@@ -49,9 +49,12 @@ struct ValueRef {
 //                      `value` holds the value read (GET) or the previous value.
 //   code == kNotFound: the key was absent. A PUT still stored its value.
 //   any other code:    an error; the operation changed nothing and `value` is empty.
+//   expire_at:         the expire-at of that value (kvcg/batch.h, Expiry):
+//                      kNoExpiry when it had none or nothing was found.
 struct OpResult {
   Code code = Code::kOk;
   std::string value;
+  uint64_t expire_at = 0;
 
   bool found() const { return code == Code::kOk; }
   // True for the two normal outcomes (kOk, kNotFound).
@@ -62,10 +65,11 @@ struct OpResult {
 struct OpResultView {
   Code code = Code::kOk;
   std::string_view value;
+  uint64_t expire_at = 0;
 
   bool found() const { return code == Code::kOk; }
   bool succeeded() const { return code == Code::kOk || code == Code::kNotFound; }
-  OpResult ToOwned() const { return OpResult{code, std::string(value)}; }
+  OpResult ToOwned() const { return OpResult{code, std::string(value), expire_at}; }
 };
 
 class Results {
@@ -81,11 +85,13 @@ class Results {
   };
 
   Results() = default;
-  // n results: codes[i], and views[i] (kOk only; others are read as empty).
-  Results(size_t n, const Code* codes, const ValueRef* views, std::unique_ptr<Owner> owner)
-      : n_(n), codes_(codes), views_(views), owner_(owner.release()) {}
+  // n results: codes[i], and views[i] (kOk only; others are read as empty);
+  // expires[i] the value's expire-at (kOk only; null: none has one).
+  Results(size_t n, const Code* codes, const ValueRef* views, std::unique_ptr<Owner> owner,
+          const uint64_t* expires = nullptr)
+      : n_(n), codes_(codes), views_(views), expires_(expires), owner_(owner.release()) {}
   // Fixed-width values: result i's value is the 8 bytes of words[i] when
-  // codes[i] is kOk.
+  // codes[i] is kOk (Layout::kFixed8 stores no expiry).
   Results(size_t n, const Code* codes, const uint64_t* words, std::unique_ptr<Owner> owner)
       : n_(n), codes_(codes), words_(words), owner_(owner.release()) {}
   ~Results() = default;
@@ -97,10 +103,12 @@ class Results {
       codes_ = other.codes_;
       views_ = other.views_;
       words_ = other.words_;
+      expires_ = other.expires_;
       other.n_ = 0;
       other.codes_ = nullptr;
       other.views_ = nullptr;
       other.words_ = nullptr;
+      other.expires_ = nullptr;
     }
     return *this;
   }
@@ -117,7 +125,11 @@ class Results {
     if (words_ != nullptr) return {reinterpret_cast<const char*>(words_ + i), 8};
     return {views_[i].data, size_t(views_[i].size)};
   }
-  OpResultView operator[](size_t i) const { return {code(i), value(i)}; }
+  // The expire-at of that value; kNoExpiry unless found(i) and it has one.
+  uint64_t expire_at(size_t i) const {
+    return expires_ != nullptr && codes_[i] == Code::kOk ? expires_[i] : kNoExpiryAt;
+  }
+  OpResultView operator[](size_t i) const { return {code(i), value(i), expire_at(i)}; }
 
   // Copies every result (tests, simple callers).
   std::vector<OpResult> ToOwned() const;
@@ -130,16 +142,21 @@ class Results {
     codes_ = nullptr;
     views_ = nullptr;
     words_ = nullptr;
+    expires_ = nullptr;
   }
 
   // The columns, for consumers that move results on as columns.
   const Code* codes() const { return codes_; }
+  // Expire-at per op (valid where found(i)), or null when no value has one.
+  const uint64_t* expires() const { return expires_; }
 
  private:
   size_t n_ = 0;
   const Code* codes_ = nullptr;
   const ValueRef* views_ = nullptr;
   const uint64_t* words_ = nullptr;
+  const uint64_t* expires_ = nullptr;
+  static constexpr uint64_t kNoExpiryAt = 0;  // = kNoExpiry (kvcg/batch.h)
   struct OwnerDone {
     void operator()(Owner* o) const { o->Done(); }
   };
@@ -209,6 +226,9 @@ class ResultsBuilder {
   // Code and a view of bytes that `keep` keeps alive (e.g. an inner
   // store's Results), no copy. Keep() before the view's owner goes away.
   void SetView(size_t i, Code code, std::string_view value);
+  // The expire-at of result i's value (after SetValue/SetView; SetCode and
+  // SetValue/SetView reset it to none).
+  void SetExpire(size_t i, uint64_t expire_at);
   void Keep(Results&& inner);
   // Hands the results over. The builder is empty afterwards.
   Results Finish();

@@ -22,18 +22,21 @@
 
 namespace kvcg {
 
-// Parallel columns: entry i maps keys[i] to values[i]. The views point into
+// Parallel columns: entry i maps keys[i] to values[i], which expires at
+// expires[i] (kvcg/batch.h, Expiry; 0 = never). The views point into
 // memory owned by the SnapshotReader that filled the chunk; they stay valid
 // until that reader's next Next() call or its destruction, whichever comes
 // first. Copy what must outlive them.
 struct SnapshotChunk {
   std::vector<std::string_view> keys;
   std::vector<std::string_view> values;
+  std::vector<uint64_t> expires;  // same length as keys
 
   size_t size() const { return keys.size(); }
   void clear() {
     keys.clear();
     values.clear();
+    expires.clear();
   }
 };
 

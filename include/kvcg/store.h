@@ -55,6 +55,16 @@ struct StoreInfo {
   std::string detail;  // Backend-specific one-line description of its setup.
 };
 
+// Keyspace counters (Redis's INFO keyspace and stats). Each field holds some
+// value it had during the call; they are not read at one instant together.
+struct KeyspaceStats {
+  uint64_t keys = 0;           // = Size(): keys stored, expired-not-yet-reclaimed included
+  uint64_t volatile_keys = 0;  // of which have an expire-at (Redis "expires")
+  uint64_t avg_ttl_ms = 0;     // estimated mean time to live of those; 0 = unknown/none
+  uint64_t expired_keys = 0;   // reclaimed because they expired, since Open (lazily or actively)
+  uint64_t evicted_keys = 0;   // removed by the eviction policy, since Open
+};
+
 class Store {
  public:
   // Receives one result per operation, in batch order. Called exactly once per
@@ -115,6 +125,23 @@ class Store {
 
   // Static description of the backend. Thread-safe.
   virtual StoreInfo Info() const = 0;
+
+  // Keyspace counters (see KeyspaceStats). The default reports keys only.
+  // Thread-safe.
+  virtual KeyspaceStats Keyspace() const;
+
+  // Runs one full active-expiry pass now: every key whose expire-at is at or
+  // before the store's clock is removed. Returns how many were. The store
+  // also does this by itself (Config::active_expiry_hz); this call is for
+  // tests and for callers that turned that off. Thread-safe.
+  virtual uint64_t ReclaimExpired() { return 0; }
+
+  // Changes Config::max_memory_bytes (0 = unlimited) and Config::eviction at
+  // run time (Redis CONFIG SET maxmemory / maxmemory-policy). Lowering the
+  // limit below what is stored evicts (or, under noeviction, refuses writes
+  // that would grow the store) from the next write on. Errors:
+  // kUnavailable for a store that cannot change them. Thread-safe.
+  virtual Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
 
   // Captures a point-in-time image of the store (kvcg/snapshot.h): it holds
   // the effect of every operation of every batch whose Submit returned before

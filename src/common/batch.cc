@@ -28,6 +28,7 @@ const char* OpTypeName(OpType type) {
     case OpType::kPut: return "PUT";
     case OpType::kDelete: return "DELETE";
     case OpType::kCompareAndSwap: return "CAS";
+    case OpType::kExpire: return "EXPIRE";
   }
   return "UNKNOWN";
 }
@@ -94,12 +95,12 @@ class HeapMemory final : public BatchMemory {
 };
 
 // Bytes per op of all per-op columns together (see Rebind for the order).
-constexpr size_t kOpBytes = 8 + 8 + 8 + 4 + 1;
+constexpr size_t kOpBytes = 8 + 8 + 8 + 8 + 4 + 1 + 1;
 constexpr size_t Align8(size_t x) { return (x + 7) & ~size_t(7); }
 constexpr size_t Align64(size_t x) { return (x + 63) & ~size_t(63); }
 // Region bytes for `ops` ops: each column starts 64-byte aligned.
 constexpr size_t OpRegionBytes(size_t ops) {
-  return Align64(ops * 8) * 3 + Align64(ops * 4) + Align64(ops);
+  return Align64(ops * 8) * 4 + Align64(ops * 4) + Align64(ops) * 2;
 }
 
 }  // namespace
@@ -134,12 +135,14 @@ Batch& Batch::operator=(Batch&& other) noexcept {
   value_used_ = other.value_used_;
   stores_ = other.stores_;
   has_cas_ = other.has_cas_;
+  has_expiry_ = other.has_expiry_;
   Rebind();
   other.ops_ = Region{};
   other.keyr_ = Region{};
   other.valr_ = Region{};
   other.n_ = other.op_cap_ = other.key_used_ = other.value_used_ = other.stores_ = 0;
   other.has_cas_ = false;
+  other.has_expiry_ = false;
   other.Rebind();
   return *this;
 }
@@ -163,6 +166,8 @@ void Batch::CopyFrom(const Batch& other) {
     std::memcpy(values_, other.values_, n_ * 8);
     std::memcpy(value_lens_, other.value_lens_, n_ * 4);
     std::memcpy(expected_, other.expected_, n_ * 8);
+    std::memcpy(expire_, other.expire_, n_ * 8);
+    std::memcpy(conditions_, other.conditions_, n_);
   }
   if (other.key_used_ != 0) std::memcpy(key_bytes_, other.key_bytes_, other.key_used_);
   if (other.value_used_ != 0) std::memcpy(value_bytes_, other.value_bytes_, other.value_used_);
@@ -170,6 +175,7 @@ void Batch::CopyFrom(const Batch& other) {
   value_used_ = other.value_used_;
   stores_ = other.stores_;
   has_cas_ = other.has_cas_;
+  has_expiry_ = other.has_expiry_;
 }
 
 bool Batch::pinned() const {
@@ -209,8 +215,9 @@ void Batch::Grow(Region& r, size_t used, size_t want) {
 void Batch::Rebind() {
   if (ops_.p == nullptr) {
     types_ = nullptr;
-    keys_ = values_ = expected_ = nullptr;
+    keys_ = values_ = expected_ = expire_ = nullptr;
     value_lens_ = nullptr;
+    conditions_ = nullptr;
   } else {
     char* p = ops_.p;
     keys_ = reinterpret_cast<uint64_t*>(p);
@@ -219,9 +226,13 @@ void Batch::Rebind() {
     p += Align64(op_cap_ * 8);
     expected_ = reinterpret_cast<uint64_t*>(p);
     p += Align64(op_cap_ * 8);
+    expire_ = reinterpret_cast<uint64_t*>(p);
+    p += Align64(op_cap_ * 8);
     value_lens_ = reinterpret_cast<uint32_t*>(p);
     p += Align64(op_cap_ * 4);
     types_ = reinterpret_cast<OpType*>(p);
+    p += Align64(op_cap_);
+    conditions_ = reinterpret_cast<ExpireCondition*>(p);
   }
   key_bytes_ = keyr_.p;
   value_bytes_ = valr_.p;
@@ -236,6 +247,8 @@ void Batch::GrowOps(size_t want) {
   const uint64_t* k = keys_;
   const uint64_t* v = values_;
   const uint64_t* e = expected_;
+  const uint64_t* x = expire_;
+  const ExpireCondition* c = conditions_;
   const uint32_t* l = value_lens_;
   Region old = ops_;
   ops_ = fresh;
@@ -247,6 +260,8 @@ void Batch::GrowOps(size_t want) {
     std::memcpy(keys_, k, n_ * 8);
     std::memcpy(values_, v, n_ * 8);
     std::memcpy(expected_, e, n_ * 8);
+    std::memcpy(expire_, x, n_ * 8);
+    std::memcpy(conditions_, c, n_);
     std::memcpy(value_lens_, l, n_ * 4);
   }
   (void)old_cap;
@@ -271,7 +286,7 @@ uint64_t Batch::AppendKeyBytes(std::string_view bytes) {
   return d;
 }
 
-void Batch::Append(OpType type, std::string_view key, std::string_view value) {
+void Batch::Append(OpType type, std::string_view key, std::string_view value, uint64_t expire_at) {
   if (n_ == op_cap_) GrowOps(n_ + 1);
   types_[n_] = type;
   keys_[n_] = AppendKeyBytes(key);
@@ -285,6 +300,9 @@ void Batch::Append(OpType type, std::string_view key, std::string_view value) {
   value_lens_[n_] = value.size() > 0xffffffffu ? 0xffffffffu : uint32_t(value.size());
   value_used_ += vpad;
   expected_[n_] = 0;
+  expire_[n_] = expire_at;
+  conditions_[n_] = ExpireCondition::kAlways;
+  has_expiry_ |= expire_at != kNoExpiry || type == OpType::kExpire;
   if (type == OpType::kPut || type == OpType::kCompareAndSwap) ++stores_;
   if (type == OpType::kCompareAndSwap) {
     has_cas_ = true;
@@ -294,18 +312,25 @@ void Batch::Append(OpType type, std::string_view key, std::string_view value) {
 }
 
 void Batch::CompareAndSwap(std::string_view key, const std::string_view* expected,
-                           std::string_view desired) {
-  Append(OpType::kCompareAndSwap, key, desired);
+                           std::string_view desired, uint64_t expire_at) {
+  Append(OpType::kCompareAndSwap, key, desired, expire_at);
   if (expected != nullptr) expected_[n_ - 1] = AppendKeyBytes(*expected);
+}
+
+void Batch::Expire(std::string_view key, uint64_t expire_at, ExpireCondition condition) {
+  Append(OpType::kExpire, key, {}, expire_at);
+  conditions_[n_ - 1] = condition;
 }
 
 void Batch::AppendFrom(const Batch& other, size_t i) {
   if (other.types_[i] == OpType::kCompareAndSwap) {
     const std::string_view e = other.expected(i);
-    CompareAndSwap(other.key(i), other.expect_absent(i) ? nullptr : &e, other.value(i));
+    CompareAndSwap(other.key(i), other.expect_absent(i) ? nullptr : &e, other.value(i),
+                   other.expire_[i]);
   } else {
-    Append(other.types_[i], other.key(i), other.value(i));
+    Append(other.types_[i], other.key(i), other.value(i), other.expire_[i]);
   }
+  conditions_[n_ - 1] = other.conditions_[i];
   // Bytes that did not fit there do not fit here either: keep the marks.
   if (uint32_t(other.keys_[i]) == kOverflow) keys_[n_ - 1] = other.keys_[i];
   if (other.types_[i] == OpType::kCompareAndSwap && other.expected_[i] != kExpectAbsent &&
@@ -359,6 +384,9 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     values_[j] = voff;
     value_lens_[j] = stores ? uint32_t(value_width) : 0;
     expected_[j] = t == OpType::kCompareAndSwap ? kExpectAbsent : 0;
+    expire_[j] = kNoExpiry;
+    conditions_[j] = ExpireCondition::kAlways;
+    has_expiry_ |= t == OpType::kExpire;
     if (stores) {
       if (values != nullptr) {
         std::memcpy(valr_.p + voff, static_cast<const char*>(values) + i * value_width, value_width);
@@ -381,6 +409,7 @@ void Batch::Clear() {
   value_used_ = 0;
   stores_ = 0;
   has_cas_ = false;
+  has_expiry_ = false;
 }
 
 void Batch::Reserve(size_t ops, size_t key_bytes, size_t value_bytes) {

@@ -2,6 +2,8 @@
 // file and the benchmarks so every tool spells them the same way.
 #include "kvcg/config.h"
 
+#include <ctime>
+
 namespace kvcg {
 
 bool ParseBackend(const std::string& text, Backend* out) {
@@ -40,6 +42,39 @@ const char* RouterModelName(RouterModel model) {
     case RouterModel::kHeavyHitters: return "heavy-hitters";
   }
   return "unknown";
+}
+
+bool ParseEvictionPolicy(const std::string& text, EvictionPolicy* out) {
+  for (EvictionPolicy p :
+       {EvictionPolicy::kNoEviction, EvictionPolicy::kAllKeysLru, EvictionPolicy::kAllKeysLfu,
+        EvictionPolicy::kAllKeysRandom, EvictionPolicy::kVolatileLru, EvictionPolicy::kVolatileLfu,
+        EvictionPolicy::kVolatileRandom, EvictionPolicy::kVolatileTtl}) {
+    if (text == EvictionPolicyName(p)) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* EvictionPolicyName(EvictionPolicy policy) {
+  switch (policy) {
+    case EvictionPolicy::kNoEviction: return "noeviction";
+    case EvictionPolicy::kAllKeysLru: return "allkeys-lru";
+    case EvictionPolicy::kAllKeysLfu: return "allkeys-lfu";
+    case EvictionPolicy::kAllKeysRandom: return "allkeys-random";
+    case EvictionPolicy::kVolatileLru: return "volatile-lru";
+    case EvictionPolicy::kVolatileLfu: return "volatile-lfu";
+    case EvictionPolicy::kVolatileRandom: return "volatile-random";
+    case EvictionPolicy::kVolatileTtl: return "volatile-ttl";
+  }
+  return "unknown";
+}
+
+uint64_t SystemClockMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000 + uint64_t(ts.tv_nsec) / 1000000;
 }
 
 double RouterThreshold(const Config::RouterConfig& router) {

@@ -13,6 +13,7 @@ std::vector<OpResult> Results::ToOwned() const {
   for (size_t i = 0; i < n_; ++i) {
     out[i].code = code(i);
     out[i].value.assign(value(i));
+    out[i].expire_at = expire_at(i);
   }
   return out;
 }
@@ -40,6 +41,7 @@ struct ResultsBuilder::Storage final : Results::Owner {
   std::vector<Code> codes;
   std::vector<ValueRef> views;
   std::vector<uint64_t> offsets;  // arena offset of a copied value, or kAbsolute
+  std::vector<uint64_t> expires;  // sized only once a result has an expire-at
   std::string arena;
   std::vector<Results> kept;
 
@@ -75,19 +77,30 @@ void ResultsBuilder::Reset(size_t n) {
   s_->codes.assign(n, Code::kNotFound);
   s_->views.assign(n, ValueRef{nullptr, 0});
   s_->offsets.assign(n, kAbsolute);
+  s_->expires.clear();
   s_->arena.clear();
   s_->kept.clear();
 }
 
 size_t ResultsBuilder::size() const { return s_ ? s_->codes.size() : 0; }
 Code ResultsBuilder::code(size_t i) const { return s_->codes[i]; }
+void ResultsBuilder::SetExpire(size_t i, uint64_t expire_at) {
+  if (s_->expires.empty()) {
+    if (expire_at == 0) return;
+    s_->expires.assign(s_->codes.size(), 0);
+  }
+  s_->expires[i] = expire_at;
+}
+
 void ResultsBuilder::SetCode(size_t i, Code code) {
+  if (!s_->expires.empty()) s_->expires[i] = 0;
   s_->codes[i] = code;
   s_->views[i] = ValueRef{nullptr, 0};
   s_->offsets[i] = kAbsolute;
 }
 
 void ResultsBuilder::SetValue(size_t i, Code code, std::string_view value) {
+  if (!s_->expires.empty()) s_->expires[i] = 0;
   s_->codes[i] = code;
   s_->offsets[i] = s_->arena.size();
   s_->views[i] = ValueRef{nullptr, value.size()};
@@ -95,6 +108,7 @@ void ResultsBuilder::SetValue(size_t i, Code code, std::string_view value) {
 }
 
 void ResultsBuilder::SetView(size_t i, Code code, std::string_view value) {
+  if (!s_->expires.empty()) s_->expires[i] = 0;
   s_->codes[i] = code;
   s_->offsets[i] = kAbsolute;
   s_->views[i] = ValueRef{value.data(), value.size()};
@@ -111,7 +125,8 @@ Results ResultsBuilder::Finish() {
   const size_t n = s.codes.size();
   const Code* codes = s.codes.data();
   const ValueRef* views = s.views.data();
-  return Results(n, codes, views, std::move(s_));
+  const uint64_t* expires = s.expires.empty() ? nullptr : s.expires.data();
+  return Results(n, codes, views, std::move(s_), expires);
 }
 
 }  // namespace kvcg

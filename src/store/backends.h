@@ -32,7 +32,9 @@ Status OpenGpuStore(const Config& config, std::unique_ptr<Store>* store);
 inline Code CheckOperation(const Config& config, OpType type, std::string_view key,
                            std::string_view value) {
   const bool stores = type == OpType::kPut || type == OpType::kCompareAndSwap;
-  if (!stores && type != OpType::kGet && type != OpType::kDelete) return Code::kInvalidArgument;
+  if (!stores && type != OpType::kGet && type != OpType::kDelete && type != OpType::kExpire) {
+    return Code::kInvalidArgument;
+  }
   if (key.size() > config.max_key_bytes) return Code::kKeyTooLarge;
   if (stores && value.size() > config.max_value_bytes) return Code::kValueTooLarge;
   if (config.layout == Layout::kFixed8) {
@@ -50,6 +52,12 @@ inline Code CheckOperation(const Config& config, const Batch& batch, size_t i) {
   }
   const Code code = CheckOperation(config, batch.type(i), batch.key(i), batch.value(i));
   if (code != Code::kOk) return code;
+  // Layout::kFixed8 stores exactly a key word and a value word: no expiry.
+  if (config.layout == Layout::kFixed8 &&
+      (batch.type(i) == OpType::kExpire || batch.expire_at(i) != kNoExpiry)) {
+    return Code::kInvalidArgument;
+  }
+  if (uint8_t(batch.condition(i)) > uint8_t(ExpireCondition::kIfLess)) return Code::kInvalidArgument;
   if (batch.type(i) == OpType::kCompareAndSwap && !batch.expect_absent(i)) {
     if (batch.expected(i).size() > config.max_value_bytes) return Code::kValueTooLarge;
     if (config.layout == Layout::kFixed8 && batch.expected(i).size() != 8) {

@@ -89,3 +89,17 @@ Status Store::Scan(uint64_t, size_t, std::unique_ptr<SnapshotReader>* out, uint6
 }
 
 }  // namespace kvcg
+
+namespace kvcg {
+
+KeyspaceStats Store::Keyspace() const {
+  KeyspaceStats stats;
+  stats.keys = Size();
+  return stats;
+}
+
+Status Store::SetMemoryLimit(uint64_t, EvictionPolicy) {
+  return Status::Unavailable("this store cannot change its memory limit");
+}
+
+}  // namespace kvcg

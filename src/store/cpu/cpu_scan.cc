@@ -57,6 +57,7 @@ class ScanStepReader final : public SnapshotReader {
     for (const Item& it : items_) {
       chunk->keys.emplace_back(bytes_.data() + it.offset, it.key_size);
       chunk->values.emplace_back(bytes_.data() + it.offset + it.key_size, it.value_size);
+      chunk->expires.push_back(0);
     }
     return true;
   }

@@ -65,6 +65,7 @@ class CpuSnapshotReader final : public SnapshotReader {
     for (; position_ < end; ++position_) {
       chunk->keys.push_back(current_->key(position_));
       chunk->values.push_back(current_->value(position_));
+      chunk->expires.push_back(0);
     }
     return true;
   }

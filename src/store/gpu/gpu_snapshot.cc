@@ -37,6 +37,7 @@ bool GpuSnapshotReader::Next(SnapshotChunk* chunk) {
       if (left < 16) break;  // reported below
       chunk->keys.emplace_back(e, 8);
       chunk->values.emplace_back(e + 8, 8);
+      chunk->expires.push_back(0);
       at_ += 16;
       continue;
     }
@@ -50,6 +51,7 @@ bool GpuSnapshotReader::Next(SnapshotChunk* chunk) {
     chunk->keys.emplace_back(e + 16, key_bytes);
     // ValueBlob: the size word, then the bytes (lslab_types.h).
     chunk->values.emplace_back(reinterpret_cast<const char*>(blob) + 8, size_t(lens >> 32));
+    chunk->expires.push_back(0);
     at_ += size;
   }
   if (at_ < image_bytes_ && chunk->keys.size() < kChunkEntries) {
