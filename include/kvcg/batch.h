@@ -96,6 +96,11 @@ enum class ExpireCondition : uint8_t {
   kIfLess = 4,     // LT: only when the new time is earlier than the current one
 };
 
+// Whether a key whose expire-at is `expire_at` is expired at time `now`.
+constexpr bool IsExpired(uint64_t expire_at, uint64_t now) {
+  return expire_at != kNoExpiry && expire_at <= now;
+}
+
 // Whether a kExpire with `condition` applies to a present key whose expire-at
 // is `current` (kNoExpiry = none), asking for `wanted`.
 constexpr bool ExpireConditionHolds(ExpireCondition condition, uint64_t current, uint64_t wanted) {

@@ -43,8 +43,8 @@ uint64_t NextHome(uint64_t v, uint64_t mask) {
 // The entries of one step, copied: keys and values back to back.
 class ScanStepReader final : public SnapshotReader {
  public:
-  void Add(std::string_view key, std::string_view value) {
-    items_.push_back({bytes_.size(), key.size(), value.size()});
+  void Add(std::string_view key, std::string_view value, uint64_t expire_at) {
+    items_.push_back({bytes_.size(), key.size(), value.size(), expire_at});
     bytes_.append(key);
     bytes_.append(value);
   }
@@ -57,7 +57,7 @@ class ScanStepReader final : public SnapshotReader {
     for (const Item& it : items_) {
       chunk->keys.emplace_back(bytes_.data() + it.offset, it.key_size);
       chunk->values.emplace_back(bytes_.data() + it.offset + it.key_size, it.value_size);
-      chunk->expires.push_back(0);
+      chunk->expires.push_back(it.expire_at);
     }
     return true;
   }
@@ -66,6 +66,7 @@ class ScanStepReader final : public SnapshotReader {
  private:
   struct Item {
     size_t offset, key_size, value_size;
+    uint64_t expire_at;
   };
   std::string bytes_;
   std::vector<Item> items_;
@@ -79,13 +80,16 @@ Status CpuStore::Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotRea
   count = std::max<size_t>(count, 1);
   uint64_t shard = cursor >> kSlotBits;
   uint64_t v = cursor & kSlotMask;
+  const uint64_t now = config_.clock();
   *next = 0;
   while (shard < shard_count_) {
     Shard& s = shards_[shard];
     s.lock.lock_shared();
     const uint64_t mask = s.table.mask();
     do {
-      s.table.ForEachAtHome(size_t(v), [&](std::string_view k, std::string_view val) { step->Add(k, val); });
+      s.table.ForEachAtHome(size_t(v), [&](const ShardTable::Entry& e) {
+        if (!IsExpired(e.expire_at, now)) step->Add(e.key, e.value, e.expire_at);  // never return an expired key
+      });
       v = NextHome(v, mask);
     } while (v != 0 && step->count() < count);
     s.lock.unlock_shared();

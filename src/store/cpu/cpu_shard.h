@@ -7,6 +7,7 @@
 // a snapshot's instant.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "store/cpu/rw_spin_lock.h"
@@ -18,6 +19,9 @@ struct alignas(64) CpuShard {
   RwSpinLock lock;
   ShardTable table;
   uint64_t bytes = 0;  // charged bytes of this shard's entries; under `lock`
+  // Entries with an expire-at. Written under `lock`; read without it by the
+  // active-expiry sweep (to skip shards with none) and Keyspace().
+  std::atomic<uint64_t> volatile_keys{0};
   // Under `lock`. Every snapshot of generation <= this one has its copy of
   // this shard (or no longer needs one), so a write whose snapshot
   // generation equals it may change the table without copying it first (see

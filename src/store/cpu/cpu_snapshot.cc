@@ -12,19 +12,19 @@ void ShardImage::CopyFrom(const ShardTable& table) {
   items_.clear();
   items_.reserve(table.size());
   size_t total = 0;
-  table.ForEach([&](const std::string& key, const std::string& value) {
-    items_.push_back({total, key.size(), value.size()});
-    total += key.size() + value.size();
+  table.ForEach([&](const ShardTable::Entry& e) {
+    items_.push_back({total, e.key.size(), e.value.size(), e.expire_at});
+    total += e.key.size() + e.value.size();
   });
   if (total > capacity_) {
     bytes_.reset(new char[total]);  // uninitialized: every byte is written below
     capacity_ = total;
   }
   char* out = bytes_.get();
-  table.ForEach([&](const std::string& key, const std::string& value) {
-    std::memcpy(out, key.data(), key.size());
-    std::memcpy(out + key.size(), value.data(), value.size());
-    out += key.size() + value.size();
+  table.ForEach([&](const ShardTable::Entry& e) {
+    std::memcpy(out, e.key.data(), e.key.size());
+    std::memcpy(out + e.key.size(), e.value.data(), e.value.size());
+    out += e.key.size() + e.value.size();
   });
 }
 
@@ -65,7 +65,7 @@ class CpuSnapshotReader final : public SnapshotReader {
     for (; position_ < end; ++position_) {
       chunk->keys.push_back(current_->key(position_));
       chunk->values.push_back(current_->value(position_));
-      chunk->expires.push_back(0);
+      chunk->expires.push_back(current_->expire_at(position_));
     }
     return true;
   }

@@ -70,6 +70,7 @@ class ShardImage {
 
   size_t size() const { return items_.size(); }
   std::string_view key(size_t i) const { return {bytes_.get() + items_[i].offset, items_[i].key_size}; }
+  uint64_t expire_at(size_t i) const { return items_[i].expire_at; }
   std::string_view value(size_t i) const {
     return {bytes_.get() + items_[i].offset + items_[i].key_size, items_[i].value_size};
   }
@@ -79,6 +80,7 @@ class ShardImage {
     uint64_t offset;  // of the key; the value follows it
     uint64_t key_size;
     uint64_t value_size;
+    uint64_t expire_at;
   };
   std::unique_ptr<char[]> bytes_;
   size_t capacity_ = 0;

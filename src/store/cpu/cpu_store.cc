@@ -22,6 +22,10 @@ uint64_t Charge(std::string_view key, std::string_view value) {
   return key.size() + value.size() + CpuStore::kEntryOverhead;
 }
 
+// Passed as `expected` to CompareAndSwap for "only if absent" (compared by
+// address, never read).
+const std::string_view kAbsentMarker;
+
 }  // namespace
 
 CpuStore::CpuStore(const Config& config)
@@ -35,94 +39,131 @@ CpuStore::CpuStore(const Config& config)
   if (shard_count_ == 1) shard_shift_ = 0;  // (hash >> 64) is undefined; mask is 0 anyway
   const size_t per_shard = config.expected_keys / shard_count_ + 1;
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
+  if (config.active_expiry_hz > 0) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
+}
+
+CpuStore::~CpuStore() {
+  {
+    std::lock_guard lock(expiry_mu_);
+    stopping_ = true;
+  }
+  expiry_cv_.notify_all();
+  if (sweeper_.joinable()) sweeper_.join();
 }
 
 void CpuStore::Submit(Batch batch, Completion done) {
   // One builder per batch: values are copied once, into its arena (no
-  // allocation per op); the views handed out point there.
+  // allocation per op); the views handed out point there. The clock is read
+  // once per batch (a batch's ops all execute within this call).
   ResultsBuilder results;
   results.Reset(batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) ExecuteOne(batch, i, Out{&results, i});
+  const uint64_t now = config_.clock();
+  for (size_t i = 0; i < batch.size(); ++i) ExecuteOne(batch, i, now, Out{&results, i});
   done(results.Finish());
 }
 
-void CpuStore::ExecuteOne(const Batch& batch, size_t i, Out out) {
+void CpuStore::ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out) {
   const OpType type = batch.type(i);
   const std::string_view key = batch.key(i);
-  const std::string_view value = batch.value(i);
   const Code check = CheckOperation(config_, batch, i);
   if (check != Code::kOk) {
     out.Code(check);
     return;
   }
   const uint64_t hash = config_.hash(key);
-  Shard& shard = ShardFor(hash);
+  const Target t{ShardFor(hash), hash, key, now};
   switch (type) {
     case OpType::kGet:
-      Get(shard, hash, key, out);
+      Get(t, out);
       return;
     case OpType::kPut:
-      Put(shard, hash, key, value, out);
+      CompareAndSwap(t, batch.value(i), nullptr, batch.expire_at(i), out);  // see CompareAndSwap
       return;
     case OpType::kDelete:
-      Delete(shard, hash, key, out);
+      Delete(t, out);
       return;
     case OpType::kCompareAndSwap: {
       const std::string_view expected = batch.expected(i);
-      CompareAndSwap(shard, hash, key, value, batch.expect_absent(i) ? nullptr : &expected, out);
+      const std::string_view* want = batch.expect_absent(i) ? &kAbsentMarker : &expected;
+      CompareAndSwap(t, batch.value(i), want, batch.expire_at(i), out);
       return;
     }
+    case OpType::kExpire:
+      Expire(t, batch.expire_at(i), batch.condition(i), out);
+      return;
   }
   out.Code(Code::kInvalidArgument);
 }
 
-void CpuStore::Get(Shard& shard, uint64_t hash, std::string_view key, Out out) {
-  std::shared_lock lock(shard.lock);
-  const int64_t index = shard.table.Find(hash, key);
-  if (index < 0) {
+void CpuStore::Get(const Target& t, Out out) {
+  std::shared_lock lock(t.shard.lock);
+  const int64_t index = t.shard.table.Find(t.hash, t.key);
+  // An expired entry reads as absent; a write (or the sweeper) removes it.
+  if (index < 0 || IsExpired(t.shard.table.at(index).expire_at, t.now)) {
     out.Code(Code::kNotFound);
     return;
   }
-  out.Value(Code::kOk, shard.table.at(index).value);  // copied under the lock: see shard_table.h
+  out.Found(t.shard.table.at(index));  // copied under the lock: see shard_table.h
 }
 
-void CpuStore::Put(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
-                   Out out) {
-  std::unique_lock lock(shard.lock);
-  Store(shard, hash, shard.table.Find(hash, key), key, value, out);
+int64_t CpuStore::FindLive(const Target& t) {
+  const int64_t index = t.shard.table.Find(t.hash, t.key);
+  if (index >= 0 && IsExpired(t.shard.table.at(index).expire_at, t.now)) {
+    RemoveAt(t.shard, index, /*expired=*/true);
+    return -1;
+  }
+  return index;
 }
 
-void CpuStore::CompareAndSwap(Shard& shard, uint64_t hash, std::string_view key,
-                              std::string_view value, const std::string_view* expected,
-                              Out out) {
-  std::unique_lock lock(shard.lock);
-  const int64_t index = shard.table.Find(hash, key);
-  const bool matches = index < 0 ? expected == nullptr
-                                 : expected != nullptr && shard.table.at(index).value == *expected;
+// PUT is a CAS whose condition always holds (expected == nullptr); a CAS
+// that asks for an absent key passes &kAbsentMarker.
+void CpuStore::CompareAndSwap(const Target& t, std::string_view value,
+                              const std::string_view* expected, uint64_t expire_at, Out out) {
+  std::unique_lock lock(t.shard.lock);
+  const int64_t index = FindLive(t);
+  bool matches = true;
+  if (expected == &kAbsentMarker) {
+    matches = index < 0;
+  } else if (expected != nullptr) {
+    matches = index >= 0 && t.shard.table.at(index).value == *expected;
+  }
   if (matches) {
-    Store(shard, hash, index, key, value, out);
+    Store(t, index, value, expire_at, out);
   } else if (index < 0) {
     out.Code(Code::kNotFound);
   } else {
-    out.Value(Code::kOk, shard.table.at(index).value);
+    out.Found(t.shard.table.at(index));
   }
 }
 
-void CpuStore::Store(Shard& shard, uint64_t hash, int64_t index, std::string_view key,
-                     std::string_view value, Out out) {
+void CpuStore::Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at,
+                     Out out) {
+  Shard& shard = t.shard;
   if (index < 0) {
-    const uint64_t charge = Charge(key, value);
+    if (expire_at == kKeepExpiry) expire_at = kNoExpiry;  // a new key has none to keep
+    if (IsExpired(expire_at, t.now)) {  // stored and expired at once: nothing to keep
+      out.Code(Code::kNotFound);
+      return;
+    }
+    const uint64_t charge = Charge(t.key, value);
     if (!Reserve(1, static_cast<int64_t>(charge))) {
       out.Code(Code::kCapacityExhausted);
       return;
     }
     snapshots_.BeforeWrite(shard);
-    shard.table.InsertAbsent(hash, key, value);
+    ShardTable::Entry& entry = shard.table.InsertAbsent(t.hash, t.key, value);
+    SetExpireAt(shard, entry, expire_at);
     shard.bytes += charge;
     out.Code(Code::kNotFound);
     return;
   }
   ShardTable::Entry& entry = shard.table.at(index);
+  if (expire_at == kKeepExpiry) expire_at = entry.expire_at;
+  if (IsExpired(expire_at, t.now)) {
+    out.Found(entry);
+    RemoveAt(shard, index, /*expired=*/false);
+    return;
+  }
   const int64_t delta = static_cast<int64_t>(value.size()) - static_cast<int64_t>(entry.value.size());
   if (delta > 0 && !Reserve(0, delta)) {
     out.Code(Code::kCapacityExhausted);
@@ -131,23 +172,55 @@ void CpuStore::Store(Shard& shard, uint64_t hash, int64_t index, std::string_vie
   if (delta < 0) Reserve(0, delta);  // releasing never fails
   snapshots_.BeforeWrite(shard);  // reads the table only: `entry` stays valid
   shard.bytes += delta;
-  out.Value(Code::kOk, entry.value);  // the previous value, copied into the results' arena
+  out.Found(entry);  // the previous value, copied into the results' arena
   entry.value.assign(value);
+  SetExpireAt(shard, entry, expire_at);
 }
 
-void CpuStore::Delete(Shard& shard, uint64_t hash, std::string_view key, Out out) {
-  std::unique_lock lock(shard.lock);
-  const int64_t index = shard.table.Find(hash, key);
+void CpuStore::Delete(const Target& t, Out out) {
+  std::unique_lock lock(t.shard.lock);
+  const int64_t index = FindLive(t);
   if (index < 0) {
     out.Code(Code::kNotFound);
     return;
   }
-  const uint64_t charge = Charge(shard.table.at(index).key, shard.table.at(index).value);
-  out.Value(Code::kOk, shard.table.at(index).value);
+  out.Found(t.shard.table.at(index));
+  RemoveAt(t.shard, index, /*expired=*/false);
+}
+
+void CpuStore::Expire(const Target& t, uint64_t expire_at, ExpireCondition condition, Out out) {
+  std::unique_lock lock(t.shard.lock);
+  const int64_t index = FindLive(t);
+  if (index < 0) {
+    out.Code(Code::kNotFound);
+    return;
+  }
+  ShardTable::Entry& entry = t.shard.table.at(index);
+  out.Found(entry);
+  if (expire_at == kKeepExpiry || !ExpireConditionHolds(condition, entry.expire_at, expire_at)) return;
+  if (IsExpired(expire_at, t.now)) {  // Redis: an expire in the past deletes the key
+    RemoveAt(t.shard, index, /*expired=*/false);
+    return;
+  }
+  snapshots_.BeforeWrite(t.shard);
+  SetExpireAt(t.shard, entry, expire_at);
+}
+
+void CpuStore::RemoveAt(Shard& shard, int64_t index, bool expired) {
+  const ShardTable::Entry& entry = shard.table.at(index);
+  const uint64_t charge = Charge(entry.key, entry.value);
+  if (entry.expire_at != kNoExpiry) shard.volatile_keys.fetch_sub(1, std::memory_order_relaxed);
   snapshots_.BeforeWrite(shard);
   shard.table.Erase(index, nullptr);
   shard.bytes -= charge;
   Reserve(-1, -static_cast<int64_t>(charge));
+  if (expired) expired_keys_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CpuStore::SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expire_at) {
+  const bool was = entry.expire_at != kNoExpiry, is = expire_at != kNoExpiry;
+  if (was != is) shard.volatile_keys.fetch_add(is ? 1 : uint64_t(-1), std::memory_order_relaxed);
+  entry.expire_at = expire_at;
 }
 
 bool CpuStore::Reserve(int64_t keys, int64_t bytes) {
@@ -198,6 +271,7 @@ void CpuStore::Clear() {
     Reserve(-static_cast<int64_t>(shard.table.size()), -static_cast<int64_t>(shard.bytes));
     shard.table.Reset(16);
     shard.bytes = 0;
+    shard.volatile_keys.store(0, std::memory_order_relaxed);
   }
 }
 

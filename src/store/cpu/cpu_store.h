@@ -16,6 +16,15 @@
 // only when a limit is configured; otherwise only per-shard counters are
 // touched, which keeps the read path free of shared writes.
 //
+// Expiry. Each entry keeps its expire-at. Lazy: an op reads the clock once
+// per batch and treats an expired entry as absent (a write removes it under
+// its lock, a read just skips it). Active (cpu_expiry.cc): a sweeper thread
+// wakes Config::active_expiry_hz times a second and walks, slot by slot
+// under the shard's write lock for at most a few thousand slots at a time,
+// only the shards that hold keys with an expire-at, removing expired
+// entries — like Redis's active expire cycle it stops after a quarter of its
+// period and resumes where it stopped.
+//
 // Snapshots. OpenSnapshot copies each shard at most once, the first time a
 // write touches it after the snapshot's instant or when the reader gets to
 // it (cpu_snapshot.h). A write's extra cost with no snapshot open is one
@@ -26,9 +35,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kvcg/store.h"
@@ -40,7 +52,7 @@ namespace kvcg::store::cpu {
 class CpuStore final : public Store {
  public:
   explicit CpuStore(const Config& config);
-  ~CpuStore() override = default;
+  ~CpuStore() override;
 
   void Submit(Batch batch, Completion done) override;
   uint64_t Size() const override;
@@ -51,6 +63,9 @@ class CpuStore final : public Store {
   // Store::Scan (cpu_scan.cc): shard by shard, home slots in Redis's
   // reverse-binary order.
   Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override;
+  KeyspaceStats Keyspace() const override;
+  // cpu_expiry.cc
+  uint64_t ReclaimExpired() override;
 
   // Bytes charged per entry beyond its key and value: the tag, two string
   // headers and the table's slack, rounded up. Public for tests.
@@ -64,19 +79,43 @@ class CpuStore final : public Store {
     ResultsBuilder* b;
     size_t i;
     void Code(kvcg::Code c) const { b->SetCode(i, c); }
-    void Value(kvcg::Code c, std::string_view v) const { b->SetValue(i, c, v); }
+    // The value found (or replaced) and its expire-at.
+    void Found(const ShardTable::Entry& e) const {
+      b->SetValue(i, kvcg::Code::kOk, e.value);
+      b->SetExpire(i, e.expire_at);
+    }
   };
-  void ExecuteOne(const Batch& batch, size_t i, Out out);
-  void Get(Shard& shard, uint64_t hash, std::string_view key, Out out);
-  void Put(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
-           Out out);
-  void Delete(Shard& shard, uint64_t hash, std::string_view key, Out out);
-  void CompareAndSwap(Shard& shard, uint64_t hash, std::string_view key, std::string_view value,
-                      const std::string_view* expected, Out out);
+  // What one op works on: its key, hash and shard, and the batch's clock.
+  struct Target {
+    Shard& shard;
+    uint64_t hash;
+    std::string_view key;
+    uint64_t now;
+  };
+  void ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out);
+  void Get(const Target& t, Out out);
+  void Delete(const Target& t, Out out);
+  void CompareAndSwap(const Target& t, std::string_view value, const std::string_view* expected,
+                      uint64_t expire_at, Out out);
+  void Expire(const Target& t, uint64_t expire_at, ExpireCondition condition, Out out);
+  // The live entry of t.key under the shard's write lock, or -1; an expired
+  // entry is removed first (counted in expired_keys).
+  int64_t FindLive(const Target& t);
   // Stores `value` at entry `index` (or inserts when index < 0) after
-  // checking capacity; fills `result` with the previous value or an error.
-  void Store(Shard& shard, uint64_t hash, int64_t index, std::string_view key,
-             std::string_view value, Out out);
+  // checking capacity; fills `out` with the previous value or an error.
+  void Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at, Out out);
+  // Removes entry `index` of `shard` (write lock held), releasing its charge.
+  void RemoveAt(Shard& shard, int64_t index, bool expired);
+  // Sets entry's expire-at, keeping the shard's volatile-key count.
+  static void SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expire_at);
+
+  // Active expiry (cpu_expiry.cc): removes expired entries of slots
+  // [*slot, *slot + max_slots) of `shard` under its write lock; advances
+  // *slot (0 once the table's end is passed). Returns how many it removed
+  // and adds the live volatile entries' remaining TTLs to *ttl_sum/*ttl_n.
+  uint64_t SweepSlots(Shard& shard, size_t* slot, size_t max_slots, uint64_t now,
+                      uint64_t* ttl_sum, uint64_t* ttl_n);
+  void ActiveExpiryLoop();
 
   // Reserve room for `keys` more keys and `bytes` more bytes; false (and
   // nothing reserved) when a configured limit would be exceeded.
@@ -93,6 +132,14 @@ class CpuStore final : public Store {
   std::atomic<int64_t> reserved_keys_{0};
   std::atomic<int64_t> reserved_bytes_{0};
   SnapshotRegistry snapshots_;  // over shards_
+
+  std::atomic<uint64_t> expired_keys_{0};
+  std::atomic<uint64_t> avg_ttl_ms_{0};  // running estimate, like Redis's stat_avg_ttl
+  // The active-expiry sweeper; absent when active_expiry_hz is 0.
+  std::mutex expiry_mu_;
+  std::condition_variable expiry_cv_;
+  bool stopping_ = false;  // under expiry_mu_
+  std::thread sweeper_;
 };
 
 }  // namespace kvcg::store::cpu

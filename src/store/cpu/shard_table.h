@@ -29,6 +29,7 @@ class ShardTable {
   struct Entry {
     std::string key;
     std::string value;
+    uint64_t expire_at = 0;  // kvcg/batch.h Expiry: ms since the epoch, 0 = none
   };
 
   explicit ShardTable(size_t initial_capacity = 16) { Reset(initial_capacity); }
@@ -56,6 +57,7 @@ class ShardTable {
     tags_[i] = tag;
     entries_[i].key.assign(key);
     entries_[i].value.assign(value);
+    entries_[i].expire_at = 0;
     ++size_;
     return entries_[i];
   }
@@ -94,7 +96,7 @@ class ShardTable {
 
   size_t mask() const { return mask_; }
 
-  // Calls f(key, value) for every entry whose home slot is `home` (& mask):
+  // Calls f(entry) for every entry whose home slot is `home` (& mask):
   // they sit in the run of occupied slots that starts there (linear probing
   // never leaves a hole between an entry and its home). Store::Scan visits
   // home slots, which move only by doubling or halving with the table, never
@@ -103,17 +105,24 @@ class ShardTable {
   void ForEachAtHome(size_t home, F&& f) const {
     home &= mask_;
     for (size_t i = home; tags_[i] != 0; i = (i + 1) & mask_) {
-      if (HomeOf(i) == home) f(entries_[i].key, entries_[i].value);
+      if (HomeOf(i) == home) f(entries_[i]);
     }
   }
 
-  // Calls f(key, value) for every entry.
+  // Calls f(entry) for every entry.
   template <typename F>
   void ForEach(F&& f) const {
     for (size_t i = 0; i < tags_.size(); ++i) {
-      if (tags_[i] != 0) f(entries_[i].key, entries_[i].value);
+      if (tags_[i] != 0) f(entries_[i]);
     }
   }
+
+  // Slots, for sweeps that walk the table by position (active expiry):
+  // slot i holds an entry when Occupied(i); at(i) is that entry. Erase(i)
+  // may pull a later entry into slot i (backward shift), so a sweep looks at
+  // slot i again after erasing it.
+  size_t slot_count() const { return tags_.size(); }
+  bool Occupied(size_t slot) const { return tags_[slot] != 0; }
 
  private:
   // The stored tag is the hash with 0 remapped to 1, so 0 can mean "empty".
