@@ -61,6 +61,13 @@ class DurableStore final : public Durable {
   uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
   void Clear() override;
   StoreInfo Info() const override { return inner_->Info(); }
+  KeyspaceStats Keyspace() const override { return inner_->Keyspace(); }
+  // Expiry needs no log records of its own: the log holds each key's
+  // absolute expire-at, so a replay expires the same keys (replay_clock.h).
+  uint64_t ReclaimExpired() override { return inner_->ReclaimExpired(); }
+  Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override {
+    return inner_->SetMemoryLimit(max_memory_bytes, policy);
+  }
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override { return inner_->OpenSnapshot(out); }
   Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override {
     return inner_->Scan(cursor, count, out, next);

@@ -45,19 +45,27 @@ class BatchResults : public hotcache::ResultSink {
     cold_ = std::move(cold);
     return cold_;
   }
-  void SetCold(uint32_t i, OpResultView r) { results_.SetView(i, r.code, r.value); }
+  void SetCold(uint32_t i, OpResultView r) {
+    results_.SetView(i, r.code, r.value);
+    if (r.expire_at != kNoExpiry) results_.SetExpire(i, r.expire_at);
+  }
 
   // --- Any thread (hotcache::ResultSink). Unqueued answers come from the
   // routing thread's HotCache::Execute.
-  void Answer(uint32_t index, Code code, std::string_view value, bool queued) override {
+  void Answer(uint32_t index, Code code, std::string_view value, uint64_t expire_at,
+              bool queued) override {
     ResultsBuilder* out = &results_;
     std::unique_lock<std::mutex> lock(late_mu_, std::defer_lock);
     if (queued) {
       lock.lock();
       out = &Late();
     }
-    if (code == Code::kOk) out->SetValue(index, code, value);
-    else out->SetCode(index, code);
+    if (code == Code::kOk) {
+      out->SetValue(index, code, value);
+      if (expire_at != kNoExpiry) out->SetExpire(index, expire_at);
+    } else {
+      out->SetCode(index, code);
+    }
   }
   // A queued op that had to run on the canonical store itself
   // (HotCache::Completion::next), with a one-op `inner` Results: borrowed,
@@ -66,6 +74,7 @@ class BatchResults : public hotcache::ResultSink {
     std::lock_guard lock(late_mu_);
     ResultsBuilder& out = Late();
     out.SetView(index, inner.code(0), inner.value(0));
+    if (inner.expire_at(0) != kNoExpiry) out.SetExpire(index, inner.expire_at(0));
     out.Keep(std::move(inner));
   }
 
@@ -73,7 +82,10 @@ class BatchResults : public hotcache::ResultSink {
   Results Finish() {
     if (!queued_.empty()) {
       Results late = late_.Finish();
-      for (uint32_t i : queued_) results_.SetView(i, late.code(i), late.value(i));
+      for (uint32_t i : queued_) {
+        results_.SetView(i, late.code(i), late.value(i));
+        if (late.expire_at(i) != kNoExpiry) results_.SetExpire(i, late.expire_at(i));
+      }
       results_.Keep(std::move(late));
     }
     if (!cold_.empty()) results_.Keep(std::move(cold_));

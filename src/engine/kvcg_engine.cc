@@ -49,6 +49,7 @@ hotcache::HotCache::Options CacheOptions(const Config& config) {
   // after it was acknowledged; write-through lets the canonical store refuse
   // it up front instead.
   o.write_through = config.max_keys != 0 || config.max_memory_bytes != 0;
+  o.clock = config.clock;
   return o;
 }
 
@@ -84,7 +85,10 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
   if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
     periodic_ = std::thread([this] { PeriodicSwitcher(); });
   }
+  if (config.active_expiry_hz != 0) sweeper_ = std::thread([this] { ExpirySweeper(); });
 }
+
+bool KvcgEngine::InEngineFrame() { return tls_engine_depth != 0; }
 
 KvcgEngine::~KvcgEngine() {
   {
@@ -93,6 +97,7 @@ KvcgEngine::~KvcgEngine() {
   }
   periodic_cv_.notify_all();
   if (periodic_.joinable()) periodic_.join();
+  if (sweeper_.joinable()) sweeper_.join();
   std::unique_lock lock(inflight_mu_);
   inflight_cv_.wait(lock, [this] { return inflight_batches_.load() == 0; });
   // canonical_ is destroyed after this body; it waits for its own batches.

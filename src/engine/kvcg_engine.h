@@ -100,6 +100,15 @@ class KvcgEngine final : public Engine {
     return canonical_->Scan(cursor, count, out, next);
   }
 
+  // Expiry and memory (kvcg_engine_keyspace.cc). Keyspace and
+  // ReclaimExpired write the hot cache's updates back first (a Flush), so
+  // the canonical store's counts are exact, then forward to it.
+  // SetMemoryLimit forwards and switches the hot cache to write-through while
+  // a limit is set, so that the canonical store's eviction sees every key.
+  KeyspaceStats Keyspace() const override;
+  uint64_t ReclaimExpired() override;
+  Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
+
   Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                       SwitchRecord* record) override;
   Status SwitchToShadowModel(SwitchRecord* record) override;
@@ -141,6 +150,12 @@ class KvcgEngine final : public Engine {
                    SwitchRecord* record, std::unique_ptr<SnapshotReader>* snapshot = nullptr);
   void RecordSwitch(const SwitchRecord& record);
   void PeriodicSwitcher();
+  // Active expiry of the hot cache (Config::active_expiry_hz); the canonical
+  // store sweeps itself.
+  void ExpirySweeper();
+  // Whether this thread runs engine code (a completion): blocking calls that
+  // wait for the canonical store must not run there.
+  static bool InEngineFrame();
 
   const Config config_;
   const bool cpu_only_;
@@ -183,6 +198,7 @@ class KvcgEngine final : public Engine {
   std::condition_variable periodic_cv_;
   bool stopping_ = false;  // under periodic_mu_
   std::thread periodic_;
+  std::thread sweeper_;
 };
 
 }  // namespace kvcg::engine

@@ -21,6 +21,7 @@ bool CasMatches(const Batch& batch, uint32_t i, bool present, std::string_view c
 
 HotCache::HotCache(const Options& options)
     : write_through_(options.write_through),
+      clock_(options.clock),
       mask_(std::bit_ceil(std::max<uint64_t>(options.buckets, 1)) - 1),
       buckets_(std::make_unique<Bucket[]>(mask_ + 1)) {}
 
@@ -62,6 +63,7 @@ HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_vie
   slot->state = State::kUnknown;
   slot->dirty = false;
   slot->canonical_present = false;
+  slot->expire_at = kNoExpiry;
   entries_.fetch_add(1, std::memory_order_relaxed);
   return slot;
 }
@@ -97,8 +99,43 @@ bool HotCache::Changes(const Entry& entry, const OpRef& op) {
       return Present(entry);
     case OpType::kCompareAndSwap:
       return CasMatches(b, op.index, Present(entry), entry.value);
+    case OpType::kExpire:
+      return Present(entry) &&
+             ExpireConditionHolds(b.condition(op.index), entry.expire_at, b.expire_at(op.index));
   }
   return false;
+}
+
+void HotCache::Store(Entry& entry, std::string_view value, uint64_t wanted, uint64_t previous) {
+  entry.state = State::kValue;
+  entry.value.assign(value);
+  SetExpireAt(entry, wanted == kKeepExpiry ? previous : wanted);
+}
+
+void HotCache::SetExpireAt(Entry& entry, uint64_t at) {
+  if (at != kNoExpiry && IsExpired(at, clock_())) {
+    // Stored and expired at once (kvcg/batch.h): the key is gone.
+    entry.state = State::kTombstone;
+    entry.value.clear();
+    entry.expire_at = kNoExpiry;
+    return;
+  }
+  entry.expire_at = at;
+}
+
+HotCache::Entry* HotCache::ExpireIfDue(Bucket& bucket, Entry* e) {
+  if (e->pending != nullptr || !Expired(*e)) return e;
+  if (!e->dirty) {
+    // The canonical store holds the same value and expire-at: it expires the
+    // key itself; the op becomes a miss there.
+    Remove(bucket, e);
+    return nullptr;
+  }
+  e->state = State::kTombstone;
+  e->value.clear();
+  e->expire_at = kNoExpiry;
+  presence_delta_.fetch_sub(1, std::memory_order_relaxed);
+  return e;
 }
 
 bool HotCache::Apply(Entry& entry, const OpRef& op, bool queued) {
@@ -108,8 +145,9 @@ bool HotCache::Apply(Entry& entry, const OpRef& op, bool queued) {
   const Code code = present ? Code::kOk : Code::kNotFound;
   // GET, a CAS that does not store, or the previous value of an update: the
   // sink copies it before the entry changes below.
+  const uint64_t previous = present ? entry.expire_at : kNoExpiry;
   op.sink->Answer(op.index, code, present ? std::string_view(entry.value) : std::string_view(),
-                  queued);
+                  previous, queued);
   if (type == OpType::kGet ||
       (type == OpType::kCompareAndSwap && !CasMatches(b, op.index, present, entry.value))) {
     return false;
@@ -117,10 +155,19 @@ bool HotCache::Apply(Entry& entry, const OpRef& op, bool queued) {
   if (type == OpType::kDelete) {
     entry.value.clear();
     entry.state = State::kTombstone;
+    entry.expire_at = kNoExpiry;
     return present;
   }
-  entry.value.assign(b.value(op.index));
-  entry.state = State::kValue;
+  if (type == OpType::kExpire) {
+    if (!present ||
+        !ExpireConditionHolds(b.condition(op.index), previous, b.expire_at(op.index))) {
+      return false;
+    }
+    // The value stays; only its expire-at changes (a past one deletes).
+    SetExpireAt(entry, b.expire_at(op.index));
+    return true;
+  }
+  Store(entry, b.value(op.index), b.expire_at(op.index), previous);
   return true;
 }
 
@@ -128,27 +175,41 @@ void HotCache::Fill(Entry& entry, const OpRef& op, OpResultView r) {
   const Batch& b = *op.batch;
   if (!r.succeeded()) return;  // The op changed nothing: the state stays as it was.
   const bool found = r.found();
+  const uint64_t previous = found ? r.expire_at : kNoExpiry;
+  // The op left the key as the canonical store found it.
+  auto keep_found = [&] {
+    if (found) {
+      Store(entry, r.value, previous, previous);
+    } else {
+      entry.state = State::kTombstone;
+      entry.value.clear();
+      entry.expire_at = kNoExpiry;
+    }
+  };
   switch (b.type(op.index)) {
     case OpType::kGet:
-      entry.state = found ? State::kValue : State::kTombstone;
-      if (found) entry.value.assign(r.value);
+      keep_found();
       break;
     case OpType::kPut:
-      entry.state = State::kValue;
-      entry.value.assign(b.value(op.index));
+      Store(entry, b.value(op.index), b.expire_at(op.index), previous);
       break;
     case OpType::kDelete:
       entry.state = State::kTombstone;
       entry.value.clear();
+      entry.expire_at = kNoExpiry;
       break;
     case OpType::kCompareAndSwap:
       if (CasMatches(b, op.index, found, r.value)) {
-        entry.state = State::kValue;
-        entry.value.assign(b.value(op.index));
+        Store(entry, b.value(op.index), b.expire_at(op.index), previous);
       } else {
-        entry.state = found ? State::kValue : State::kTombstone;
-        if (found) entry.value.assign(r.value);
-        else entry.value.clear();
+        keep_found();
+      }
+      break;
+    case OpType::kExpire:
+      if (found && ExpireConditionHolds(b.condition(op.index), previous, b.expire_at(op.index))) {
+        Store(entry, r.value, b.expire_at(op.index), previous);  // kNoExpiry persists
+      } else {
+        keep_found();
       }
       break;
   }
@@ -170,13 +231,14 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
     // Read fast path: a known, settled entry is answered under the read lock.
     std::shared_lock lock(bucket.lock);
     Entry* e = Find(bucket, hash, key);
-    if (e != nullptr && e->pending == nullptr && e->state != State::kUnknown) {
+    if (e != nullptr && e->pending == nullptr && e->state != State::kUnknown && !Expired(*e)) {
       Apply(*e, op, /*queued=*/false);
       return Outcome::kDone;
     }
   }
   std::unique_lock lock(bucket.lock);
   Entry* e = Find(bucket, hash, key);
+  if (e != nullptr) e = ExpireIfDue(bucket, e);
   if (e == nullptr) {
     e = Insert(bucket, hash, key);
     e->pending = std::make_unique<Pending>();
@@ -188,7 +250,7 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
     e->pending->waiters.push_back(op);
     return Outcome::kWaiting;
   }
-  if (write_through_ && Changes(*e, op)) {
+  if (write_through() && Changes(*e, op)) {
     e->pending = std::make_unique<Pending>();
     e->pending->inflight = op;
     pending_.fetch_add(1, std::memory_order_relaxed);
@@ -216,7 +278,20 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
   while (p.head < p.waiters.size()) {
     const OpRef w = p.waiters[p.head];
     const bool known = e->state == State::kValue || e->state == State::kTombstone;
-    if (!known || (write_through_ && Changes(*e, w))) {
+    if (known && Expired(*e)) {
+      // Lazily expired while pending: it cannot be removed (pending), so it
+      // becomes a tombstone; the canonical store agrees once its clock
+      // passes the same expire-at. A dirty entry's write-back deletes it.
+      e->state = State::kTombstone;
+      e->value.clear();
+      e->expire_at = kNoExpiry;
+      if (e->dirty || !e->canonical_present) {
+        presence_delta_.fetch_sub(1, std::memory_order_relaxed);
+      } else {
+        e->canonical_present = false;  // the canonical copy is expired too
+      }
+    }
+    if (!known || (write_through() && Changes(*e, w))) {
       // It must run on the canonical store; the entry stays pending on it.
       ++p.head;
       p.inflight = w;
@@ -245,7 +320,7 @@ void HotCache::CollectLog(Batch* replay) {
     std::shared_lock lock(bucket.lock);
     Entry* e = Find(bucket, hash, key);
     if (e == nullptr || !e->dirty) continue;  // cannot happen under quiescence; be safe
-    if (e->state == State::kValue) replay->Put(key, e->value);
+    if (e->state == State::kValue) replay->Put(key, e->value, e->expire_at);
     else replay->Delete(key);
   }
 }
@@ -315,6 +390,30 @@ void HotCache::Clear() {
   presence_delta_.store(0, std::memory_order_relaxed);
   std::lock_guard log_lock(log_mu_);
   log_.clear();
+}
+
+size_t HotCache::DropExpired() {
+  size_t expired = 0;
+  for (uint64_t b = 0; b <= mask_; ++b) {
+    Bucket& bucket = buckets_[b];
+    {
+      std::shared_lock lock(bucket.lock);
+      if (bucket.head == nullptr) continue;
+    }
+    std::unique_lock lock(bucket.lock);
+    for (Node* n = bucket.head; n != nullptr;) {
+      Node* next = n->next;  // ExpireIfDue may free n
+      for (Entry& e : n->entries) {
+        if (e.state != State::kValue || e.pending != nullptr || !Expired(e)) continue;
+        const bool last_in_node = std::popcount(n->used) == 1;
+        const bool removed = ExpireIfDue(bucket, &e) == nullptr;
+        ++expired;
+        if (removed && last_in_node) break;  // the node may be gone
+      }
+      n = next;
+    }
+  }
+  return expired;
 }
 
 uint64_t HotCache::dirty() const {

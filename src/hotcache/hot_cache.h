@@ -21,6 +21,17 @@
 //    them as done). That gives same-key order (inside a batch and across
 //    batches) across the hot path and the cold path, and it is why a fill can
 //    never overwrite a newer value: nothing writes a pending entry.
+//  * Expiry (kvcg/batch.h, Expiry): an entry keeps its value's expire-at.
+//    Every hit reads the store's clock (Options::clock) when the entry has
+//    one: an expired entry is absent (lazy expiry). A clean expired entry is
+//    simply dropped and the op becomes a miss (the canonical store holds the
+//    same expire-at and expires it itself); a dirty one becomes a dirty
+//    tombstone, so the write-back deletes the older value the canonical
+//    store may still hold. PUT/CAS honour kKeepExpiry, an expire-at already
+//    past leaves a tombstone, kExpire applies under ExpireConditionHolds, and
+//    every answer reports the expire-at of the value it returns. The
+//    write-back carries each entry's expire-at. DropExpired is the engine's
+//    active sweep.
 //  * Write-back (default): a hit PUT/DELETE/CAS changes the entry in place,
 //    marks it dirty and, the first time in the epoch, appends its key to the
 //    log (a contiguous vector, cheap to scan). The canonical store is behind
@@ -45,6 +56,7 @@
 #include <vector>
 
 #include "kvcg/batch.h"
+#include "kvcg/config.h"
 #include "kvcg/results.h"
 #include "store/cpu/rw_spin_lock.h"
 
@@ -61,7 +73,9 @@ class ResultSink {
   // thread during the call; true when it comes from Complete (the op had
   // waited behind a miss), on the thread calling Complete, possibly while
   // other threads write other results of the same batch.
-  virtual void Answer(uint32_t index, Code code, std::string_view value, bool queued) = 0;
+  // `expire_at` is that value's expire-at (kNoExpiry: none, or not found).
+  virtual void Answer(uint32_t index, Code code, std::string_view value, uint64_t expire_at,
+                      bool queued) = 0;
 
  protected:
   ~ResultSink() = default;
@@ -88,6 +102,7 @@ class HotCache {
   struct Options {
     uint64_t buckets = 1 << 16;  // Rounded up to a power of two.
     bool write_through = false;
+    ClockFunction clock = &SystemClockMs;  // the store's clock (Config::clock)
   };
 
   explicit HotCache(const Options& options);
@@ -123,6 +138,15 @@ class HotCache {
   size_t Evict(const std::function<bool(std::string_view key, uint64_t hash)>& keep);
   // Drops every entry and the log.
   void Clear();
+  // Active expiry: every settled entry whose value has expired at the
+  // store's clock is dropped (clean) or becomes a dirty tombstone (dirty; the
+  // write-back deletes the key). Runs concurrently with traffic. Returns how
+  // many entries it expired.
+  size_t DropExpired();
+  // Switches write-through on or off (SetMemoryLimit). Needs the same
+  // quiescence as CollectLog, and a clean cache when turning it on.
+  void SetWriteThrough(bool on) { write_through_.store(on, std::memory_order_relaxed); }
+  bool write_through() const { return write_through_.load(std::memory_order_relaxed); }
 
   // Keys the cache holds with one node per bucket (buckets x 8 entries);
   // more fit, in chained nodes. The router sizes its hot-key set by it.
@@ -147,6 +171,7 @@ class HotCache {
     State state = State::kFree;
     bool dirty = false;
     bool canonical_present = false;  // Meaningful when state is known.
+    uint64_t expire_at = kNoExpiry;  // of `value`; kNoExpiry unless state is kValue
     std::string key;
     std::string value;
     std::unique_ptr<Pending> pending;
@@ -172,17 +197,32 @@ class HotCache {
   Entry* Insert(Bucket& bucket, uint64_t hash, std::string_view key);
   void Remove(Bucket& bucket, Entry* entry);
 
-  // Runs op on a known, non-pending entry and answers it through its sink
-  // (`queued` as in ResultSink::Answer). Returns whether the state changed.
-  static bool Apply(Entry& entry, const OpRef& op, bool queued);
+  // Runs op on a known, non-pending, unexpired entry and answers it through
+  // its sink (`queued` as in ResultSink::Answer). Returns whether the state
+  // changed.
+  bool Apply(Entry& entry, const OpRef& op, bool queued);
   // Would op change a known entry's state?
   static bool Changes(const Entry& entry, const OpRef& op);
   // Sets a known entry's state from the canonical store's answer to op.
-  static void Fill(Entry& entry, const OpRef& op, OpResultView result);
+  void Fill(Entry& entry, const OpRef& op, OpResultView result);
+  // Stores `value` with the op's expire-at (kKeepExpiry resolved against
+  // `previous`); an expire-at already past leaves a tombstone.
+  void Store(Entry& entry, std::string_view value, uint64_t wanted, uint64_t previous);
+  // Sets a present entry's expire-at; one already past leaves a tombstone.
+  void SetExpireAt(Entry& entry, uint64_t at);
+  // Lazy expiry of a settled entry under the bucket's write lock: a clean
+  // expired entry is removed (returns null), a dirty one becomes a dirty
+  // tombstone. Returns the entry otherwise.
+  Entry* ExpireIfDue(Bucket& bucket, Entry* entry);
+  bool Expired(const Entry& entry) const {
+    return entry.state == State::kValue && entry.expire_at != kNoExpiry &&
+           IsExpired(entry.expire_at, clock_());
+  }
   void MarkDirty(Entry& entry);
   static bool Present(const Entry& entry) { return entry.state == State::kValue; }
 
-  const bool write_through_;
+  std::atomic<bool> write_through_;
+  const ClockFunction clock_;
   uint64_t mask_;
   std::unique_ptr<Bucket[]> buckets_;
   std::atomic<uint64_t> entries_{0};

@@ -14,8 +14,9 @@ constexpr uint64_t kHash = 42;  // one bucket for everything: exercises chains
 // Records what the cache answers, with owned copies (the cache's value views
 // die with the call).
 struct Sink final : ResultSink {
-  void Answer(uint32_t index, Code code, std::string_view value, bool q) override {
-    results[index] = {code, std::string(value)};
+  void Answer(uint32_t index, Code code, std::string_view value, uint64_t expire_at,
+              bool q) override {
+    results[index] = {code, std::string(value), expire_at};
     queued[index] = q;
     ++answers[index];
   }
