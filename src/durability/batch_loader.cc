@@ -5,16 +5,27 @@
 
 namespace kvcg::durability {
 
-void BatchLoader::Add(OpType type, std::string_view key, std::string_view value) {
-  batch_.Append(type, key, value);
+void BatchLoader::Add(OpType type, std::string_view key, std::string_view value, uint64_t expire_at) {
+  batch_.Append(type, key, value, expire_at);
+  if (expire_at == kKeepExpiry) clock_sensitive_ = true;
   bytes_ += key.size() + value.size();
   ++ops_;
   if (batch_.size() >= kBatchOps || bytes_ >= kBatchBytes) SubmitCurrent();
 }
 
-void BatchLoader::AddCas(std::string_view key, const std::string_view* expected, std::string_view value) {
-  batch_.CompareAndSwap(key, expected, value);
+void BatchLoader::AddCas(std::string_view key, const std::string_view* expected, std::string_view value,
+                         uint64_t expire_at) {
+  batch_.CompareAndSwap(key, expected, value, expire_at);
+  clock_sensitive_ = true;
   bytes_ += key.size() + value.size() + (expected ? expected->size() : 0);
+  ++ops_;
+  if (batch_.size() >= kBatchOps || bytes_ >= kBatchBytes) SubmitCurrent();
+}
+
+void BatchLoader::AddExpire(std::string_view key, uint64_t expire_at, ExpireCondition condition) {
+  batch_.Expire(key, expire_at, condition);
+  clock_sensitive_ = true;
+  bytes_ += key.size();
   ++ops_;
   if (batch_.size() >= kBatchOps || bytes_ >= kBatchBytes) SubmitCurrent();
 }
@@ -56,6 +67,7 @@ void BatchLoader::Wait() {
 Status BatchLoader::Flush() {
   SubmitCurrent();
   Wait();
+  clock_sensitive_ = false;  // everything added so far has run
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
 }

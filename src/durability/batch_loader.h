@@ -23,8 +23,15 @@ class BatchLoader {
   BatchLoader(Store* store, bool strict) : store_(store), strict_(strict), batch_(store->NewBatch()) {}
   ~BatchLoader() { Wait(); }
 
-  void Add(OpType type, std::string_view key, std::string_view value);
-  void AddCas(std::string_view key, const std::string_view* expected, std::string_view value);
+  void Add(OpType type, std::string_view key, std::string_view value,
+           uint64_t expire_at = kNoExpiry);
+  void AddCas(std::string_view key, const std::string_view* expected, std::string_view value,
+              uint64_t expire_at = kNoExpiry);
+  void AddExpire(std::string_view key, uint64_t expire_at, ExpireCondition condition);
+  // Whether an op added since the last Flush has an effect that depends on
+  // the store's clock (CAS, EXPIRE, PUT with kKeepExpiry): a replay must
+  // let it run before moving its frozen clock (replay_clock.h).
+  bool clock_sensitive() const { return clock_sensitive_; }
   // Submits what is batched and waits for every batch. The first error, if any.
   Status Flush();
   uint64_t ops() const { return ops_; }
@@ -44,6 +51,7 @@ class BatchLoader {
   Batch batch_;
   size_t bytes_ = 0;
   uint64_t ops_ = 0;
+  bool clock_sensitive_ = false;
   std::mutex mu_;
   std::condition_variable cv_;
   int in_flight_ = 0;

@@ -83,7 +83,7 @@ Status DurableStore::Save() {
   const int64_t started = UnixNow();
   const uint64_t changes = Changes();
   std::unique_ptr<SnapshotReader> image;
-  s = inner_->OpenSnapshot(&image);
+  s = OpenImage(&image);
   if (!s.ok()) {
     EndJob(Job::kSave, false, started, 0, false);
     return s;
@@ -97,7 +97,7 @@ Status DurableStore::BackgroundSave() {
   const int64_t started = UnixNow();
   const uint64_t changes = Changes();
   std::unique_ptr<SnapshotReader> image;
-  s = inner_->OpenSnapshot(&image);  // the image's instant is now
+  s = OpenImage(&image);  // the image's instant is now
   if (!s.ok()) {
     EndJob(Job::kSave, false, started, 0, true);
     return s;
@@ -158,7 +158,7 @@ Status DurableStore::StartRewrite() {
       uint64_t old_bytes = 0;
       for (size_t i = 0; i + 1 < manifest_.incrs.size(); ++i) old_bytes += FileSize(JoinPath(dir, manifest_.incrs[i]));
       old_log_bytes_ = old_bytes;
-      s = inner_->OpenSnapshot(&image);
+      s = OpenImage(&image);
     });
   }
   if (!s.ok()) {
@@ -264,10 +264,11 @@ Status DurableStore::SetAppendOnlyJob(bool on) {
   {
     std::lock_guard<std::mutex> admin(admin_mu_);
     lanes_.Lock(LogLanes::kAll);
-    s = inner_->OpenSnapshot(&image);
+    s = OpenImage(&image);
     if (s.ok()) {
       log_view_.store(log.get(), std::memory_order_release);
       log_ = log;
+      log_gen_.fetch_add(1, std::memory_order_relaxed);
     }
     lanes_.Unlock(LogLanes::kAll);
   }

@@ -27,16 +27,27 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::unique_ptr<Store>* out) {
-  auto store = std::make_unique<DurableStore>(config, std::move(inner));
+Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::unique_ptr<Store>* out,
+                   std::unique_ptr<ReplayClock> clock) {
+  auto store = std::make_unique<DurableStore>(config, std::move(inner), std::move(clock));
   Status s = store->Start();
   if (!s.ok()) return s;
   *out = std::move(store);
   return Status::Ok();
 }
 
-DurableStore::DurableStore(const Config& config, std::unique_ptr<Store> inner)
-    : config_(config), inner_(std::move(inner)), dcfg_(config.durability) {}
+DurableStore::DurableStore(const Config& config, std::unique_ptr<Store> inner,
+                           std::unique_ptr<ReplayClock> clock)
+    : config_(config), replay_clock_(std::move(clock)), inner_(std::move(inner)), dcfg_(config.durability) {}
+
+Status DurableStore::OpenImage(std::unique_ptr<SnapshotReader>* image) {
+  const uint64_t taken_at = config_.clock();
+  std::unique_ptr<SnapshotReader> raw;
+  Status s = inner_->OpenSnapshot(&raw);
+  if (!s.ok()) return s;
+  *image = std::make_unique<TimedSnapshot>(std::move(raw), taken_at);
+  return Status::Ok();
+}
 
 std::string DurableStore::SnapshotPath() const {
   std::lock_guard<std::mutex> lock(cfg_mu_);
@@ -72,6 +83,14 @@ Status DurableStore::Start() {
 
 Status DurableStore::Load() {
   if (!dcfg_.load_on_open) return Status::Ok();
+  // The files replay on a frozen clock (replay_clock.h); serving reads the
+  // configured clock again.
+  struct Thaw {
+    ReplayClock* clock;
+    ~Thaw() {
+      if (clock != nullptr) clock->Thaw();
+    }
+  } thaw{replay_clock_.get()};
   const auto t0 = std::chrono::steady_clock::now();
   const std::string manifest_path = ManifestPath();
   if (dcfg_.append_only && FileExists(manifest_path)) {
@@ -81,7 +100,7 @@ Status DurableStore::Load() {
     uint64_t keys = 0;
     if (!manifest_.base.empty()) {
       const std::string base = JoinPath(dir, manifest_.base);
-      s = LoadSnapshotFile(base, inner_.get(), &keys);
+      s = LoadSnapshotFile(base, inner_.get(), &keys, replay_clock_.get());
       if (!s.ok()) return s;
       base_size_ = FileSize(base);
     }
@@ -90,7 +109,8 @@ Status DurableStore::Load() {
       const std::string path = JoinPath(dir, manifest_.incrs[i]);
       uint64_t n = 0;
       std::string warning;
-      s = ReplayLogFile(path, inner_.get(), i + 1 == manifest_.incrs.size(), &n, &warning);
+      s = ReplayLogFile(path, inner_.get(), i + 1 == manifest_.incrs.size(), &n, &warning,
+                        replay_clock_.get());
       if (!s.ok()) return s;
       if (!warning.empty()) load_warnings_.push_back(warning);
       records += n;
@@ -101,7 +121,7 @@ Status DurableStore::Load() {
                    " log records)";
   } else if (FileExists(SnapshotPath())) {
     uint64_t keys = 0;
-    Status s = LoadSnapshotFile(SnapshotPath(), inner_.get(), &keys);
+    Status s = LoadSnapshotFile(SnapshotPath(), inner_.get(), &keys, replay_clock_.get());
     if (!s.ok()) return s;
     load_source_ = "snapshot " + SnapshotPath();
   } else {
@@ -126,7 +146,7 @@ Status DurableStore::StartLog(bool new_base) {
   if (new_base) {
     // The log starts from the current state: write it as the base first.
     std::unique_ptr<SnapshotReader> image;
-    s = inner_->OpenSnapshot(&image);
+    s = OpenImage(&image);
     if (!s.ok()) return s;
     const std::string base = LogManifest::BaseName(dcfg_.log_name, seq);
     uint64_t bytes = 0;
@@ -143,6 +163,7 @@ Status DurableStore::StartLog(bool new_base) {
   manifest_ = std::move(next);
   log_view_.store(log.get(), std::memory_order_release);
   log_ = std::move(log);
+  log_gen_.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -199,11 +220,20 @@ void DurableStore::Submit(Batch batch, Completion done) {
       waits_on = log_;
       write_ops.reserve(writes);
     }
+    // The clock these ops run at, for the replay (log_format.h): one TIME
+    // record per lane when it moved since the lane's last one.
+    const uint64_t now = config_.clock();
+    const uint64_t log_gen = log_gen_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < n; ++i) {
       if (batch.type(i) == OpType::kGet) continue;
       // An op the store will refuse changes nothing: it needs no record.
       if (store::CheckOperation(config_, batch, i) != Code::kOk) continue;
       LogLanes::Lane& lane = lanes_.lane(LogLanes::LaneOf(batch.key(i)));
+      if (lane.last_time != now || lane.time_gen != log_gen) {
+        LogLanes::AddRecord(lane, [&](std::string* out) { AppendTimeRecord(out, now); });
+        lane.last_time = now;
+        lane.time_gen = log_gen;
+      }
       LogLanes::AddRecord(lane, [&](std::string* out) { AppendLogRecord(out, batch, i); });
       if (lane.gen > gen) gen = lane.gen;
       if (waits_on) write_ops.push_back(uint32_t(i));

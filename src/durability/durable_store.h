@@ -35,6 +35,7 @@
 #include "durability/append_log.h"
 #include "durability/log_lanes.h"
 #include "durability/log_manifest.h"
+#include "durability/replay_clock.h"
 #include "kvcg/config.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
@@ -44,11 +45,15 @@ namespace kvcg::durability {
 // Wraps `inner` as config.durability says: loads the files, starts the log.
 // Errors: kIoError for unreadable/damaged files or a directory that cannot
 // be created (the message names the file and offset).
-Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::unique_ptr<Store>* out);
+// `clock` (may be null) is the ReplayClock whose function `inner` was opened
+// with as its Config::clock: the load replays on it (replay_clock.h).
+Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::unique_ptr<Store>* out,
+                   std::unique_ptr<ReplayClock> clock = nullptr);
 
 class DurableStore final : public Durable {
  public:
-  DurableStore(const Config& config, std::unique_ptr<Store> inner);
+  DurableStore(const Config& config, std::unique_ptr<Store> inner,
+               std::unique_ptr<ReplayClock> clock = nullptr);
   ~DurableStore() override;
 
   // Loads the files and starts logging; called once by OpenDurable.
@@ -98,6 +103,9 @@ class DurableStore final : public Durable {
   void RefuseWrites(Batch batch, Completion done);
   // The log pointer for a reader outside the lanes (admin_mu_ briefly).
   std::shared_ptr<AppendLog> CurrentLog() const;
+  // inner_->OpenSnapshot, the image tagged with the store-clock time it was
+  // taken at (TimedSnapshot), which its file records.
+  Status OpenImage(std::unique_ptr<SnapshotReader>* image);
 
   // Jobs (durable_jobs.cc).
   Status BeginJob(Job kind);  // kUnavailable with Redis's text when one runs
@@ -110,7 +118,9 @@ class DurableStore final : public Durable {
   void Maintain();
   uint64_t Changes() const;
 
-  const Config config_;
+  const Config config_;  // clock: the configured one (TIME records read it)
+  // Declared before inner_: the inner store reads it until it is destroyed.
+  std::unique_ptr<ReplayClock> replay_clock_;
   std::unique_ptr<Store> inner_;
   LogLanes lanes_;
 
@@ -123,6 +133,9 @@ class DurableStore final : public Durable {
   // so turning the log off never frees it under one.
   std::shared_ptr<AppendLog> log_;
   std::atomic<AppendLog*> log_view_{nullptr};  // for readers outside the lanes
+  // Bumped whenever log_ changes (with every lane held): a lane writes a
+  // TIME record before its first record in each new log file.
+  std::atomic<uint64_t> log_gen_{1};
 
   std::mutex manifest_mu_;
   LogManifest manifest_;

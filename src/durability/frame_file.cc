@@ -35,10 +35,13 @@ Status FrameFileReader::Open(const std::string& path, const char (&magic)[8]) {
   }
   uint32_t version;
   std::memcpy(&version, buf_.data() + 8, 4);
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     return IoError(path, "format version " + std::to_string(version) + " is not supported (this build reads " +
-                             std::to_string(kFormatVersion) + ") at offset 8");
+                             std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) +
+                             ") at offset 8");
   }
+  version_ = version;
+  std::memcpy(&created_, buf_.data() + 16, 8);
   next_ = kFileHeaderBytes;
   return Status::Ok();
 }

@@ -40,6 +40,9 @@ class FrameFileReader {
   uint64_t file_size() const { return size_; }
   const std::string& what() const { return what_; }
   const std::string& path() const { return path_; }
+  // From the file header (after a successful Open).
+  uint32_t version() const { return version_; }
+  uint64_t created() const { return created_; }
 
  private:
   bool Fill(uint64_t at, size_t bytes);  // makes [at, at+bytes) available in buf_
@@ -52,6 +55,8 @@ class FrameFileReader {
   std::string buf_;            // file bytes [buf_at_, buf_at_ + buf_.size())
   uint64_t buf_at_ = 0;
   std::string what_;
+  uint32_t version_ = 0;
+  uint64_t created_ = 0;
 };
 
 // "path: <strerror(err)>" as a kIoError.

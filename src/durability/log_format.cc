@@ -29,12 +29,15 @@ uint64_t GetU64(const char* p) {
 uint64_t HeaderSeed(const char* header) { return XXH3_64bits(header, 16); }
 }  // namespace
 
-std::string FileHeader(const char (&magic)[8]) {
+std::string FileHeader(const char (&magic)[8], uint64_t created_ms) {
   std::string h(magic, 8);
   PutU32(&h, kFormatVersion);
   PutU32(&h, 0);
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  PutU64(&h, uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
+  if (created_ms == 0) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    created_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+  }
+  PutU64(&h, created_ms);
   PutU64(&h, 0);
   return h;
 }
@@ -59,13 +62,22 @@ void PutU64(std::string* out, uint64_t v) {
 void AppendLogRecord(std::string* out, const Batch& batch, size_t i) {
   const OpType type = batch.type(i);
   const std::string_view key = batch.key(i);
+  const uint64_t expire_at = batch.expire_at(i);
   switch (type) {
     case OpType::kPut:
-      out->push_back(char(RecordType::kPut));
+      out->push_back(char(expire_at == kNoExpiry ? RecordType::kPut : RecordType::kPutExpire));
       PutVarint(out, key.size());
       out->append(key);
       PutVarint(out, batch.value(i).size());
       out->append(batch.value(i));
+      if (expire_at != kNoExpiry) PutVarint(out, expire_at);
+      break;
+    case OpType::kExpire:
+      out->push_back(char(RecordType::kExpire));
+      PutVarint(out, key.size());
+      out->append(key);
+      PutVarint(out, expire_at);
+      out->push_back(char(batch.condition(i)));
       break;
     case OpType::kDelete:
       out->push_back(char(RecordType::kDelete));
@@ -73,7 +85,7 @@ void AppendLogRecord(std::string* out, const Batch& batch, size_t i) {
       out->append(key);
       break;
     case OpType::kCompareAndSwap: {
-      out->push_back(char(RecordType::kCas));
+      out->push_back(char(expire_at == kNoExpiry ? RecordType::kCas : RecordType::kCasExpire));
       PutVarint(out, key.size());
       out->append(key);
       const bool absent = batch.expect_absent(i);
@@ -84,6 +96,7 @@ void AppendLogRecord(std::string* out, const Batch& batch, size_t i) {
       }
       PutVarint(out, batch.value(i).size());
       out->append(batch.value(i));
+      if (expire_at != kNoExpiry) PutVarint(out, expire_at);
       break;
     }
     case OpType::kGet:
@@ -93,11 +106,18 @@ void AppendLogRecord(std::string* out, const Batch& batch, size_t i) {
 
 void AppendClearRecord(std::string* out) { out->push_back(char(RecordType::kClear)); }
 
-void AppendSnapshotEntry(std::string* out, std::string_view key, std::string_view value) {
+void AppendTimeRecord(std::string* out, uint64_t now_ms) {
+  out->push_back(char(RecordType::kTime));
+  PutU64(out, now_ms);
+}
+
+void AppendSnapshotEntry(std::string* out, std::string_view key, std::string_view value,
+                         uint64_t expire_at) {
   PutVarint(out, key.size());
   out->append(key);
   PutVarint(out, value.size());
   out->append(value);
+  PutVarint(out, expire_at);
 }
 
 void AppendFrame(std::string* out, FrameKind kind, uint32_t records, std::string_view payload) {
@@ -160,19 +180,41 @@ bool RecordReader::NextLogRecord(LogRecord* r) {
   const uint8_t type = uint8_t(*p_++);
   r->value = r->expected = {};
   r->expect_absent = false;
+  r->expire_at = kNoExpiry;
+  r->condition = ExpireCondition::kAlways;
   switch (RecordType(type)) {
     case RecordType::kPut:
       r->type = RecordType::kPut;
       return Bytes(&r->key) && Bytes(&r->value);
+    case RecordType::kPutExpire:
+      r->type = RecordType::kPut;
+      return Bytes(&r->key) && Bytes(&r->value) && Varint(&r->expire_at);
+    case RecordType::kExpire: {
+      r->type = RecordType::kExpire;
+      if (!Bytes(&r->key) || !Varint(&r->expire_at) || p_ == end_) return false;
+      const uint8_t c = uint8_t(*p_++);
+      if (c > uint8_t(ExpireCondition::kIfLess)) return false;
+      r->condition = ExpireCondition(c);
+      return true;
+    }
+    case RecordType::kTime:
+      r->type = RecordType::kTime;
+      r->key = {};
+      if (end_ - p_ < 8) return false;
+      r->time = GetU64(p_);
+      p_ += 8;
+      return true;
     case RecordType::kDelete:
       r->type = RecordType::kDelete;
       return Bytes(&r->key);
     case RecordType::kCas:
+    case RecordType::kCasExpire:
       r->type = RecordType::kCas;
       if (!Bytes(&r->key) || p_ == end_) return false;
       r->expect_absent = *p_++ != 0;
       if (!r->expect_absent && !Bytes(&r->expected)) return false;
-      return Bytes(&r->value);
+      if (!Bytes(&r->value)) return false;
+      return RecordType(type) == RecordType::kCas || Varint(&r->expire_at);
     case RecordType::kClear:
       r->type = RecordType::kClear;
       r->key = {};
@@ -181,8 +223,11 @@ bool RecordReader::NextLogRecord(LogRecord* r) {
   return false;
 }
 
-bool RecordReader::NextSnapshotEntry(std::string_view* key, std::string_view* value) {
-  return Bytes(key) && Bytes(value);
+bool RecordReader::NextSnapshotEntry(std::string_view* key, std::string_view* value,
+                                     uint64_t* expire_at, uint32_t version) {
+  *expire_at = kNoExpiry;
+  if (!Bytes(key) || !Bytes(value)) return false;
+  return version < 2 || Varint(expire_at);
 }
 
 }  // namespace kvcg::durability

@@ -65,6 +65,10 @@ class LogLanes {
     // frame's 32-bit length can overflow (values may be 512 MiB each).
     std::vector<std::pair<size_t, uint32_t>> cuts;
     std::atomic<uint64_t> changes{0};  // writes counted here (for save rules); summed by readers
+    // The last TIME record in this lane (log_format.h): its time and the
+    // log it went to (DurableStore's log generation).
+    uint64_t last_time = 0;
+    uint64_t time_gen = 0;
   };
 
   // Appends a record (encoded by `append(std::string*)`) to a locked lane.

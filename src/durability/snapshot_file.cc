@@ -10,6 +10,7 @@
 #include "durability/batch_loader.h"
 #include "durability/frame_file.h"
 #include "durability/log_format.h"
+#include "durability/replay_clock.h"
 
 namespace kvcg::durability {
 
@@ -24,7 +25,8 @@ Status WriteSnapshotFile(SnapshotReader* image, const std::string& path, uint64_
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(tmp, errno);
-  std::string out = FileHeader(kSnapshotMagic);
+  const auto* timed = dynamic_cast<const TimedSnapshot*>(image);
+  std::string out = FileHeader(kSnapshotMagic, timed != nullptr ? timed->taken_at() : 0);
   std::string payload;
   uint32_t count = 0;
   uint64_t total = 0, written = 0;
@@ -43,7 +45,8 @@ Status WriteSnapshotFile(SnapshotReader* image, const std::string& path, uint64_
   SnapshotChunk chunk;
   while (err == 0 && image->Next(&chunk)) {
     for (size_t i = 0; i < chunk.size(); ++i) {
-      AppendSnapshotEntry(&payload, chunk.keys[i], chunk.values[i]);
+      AppendSnapshotEntry(&payload, chunk.keys[i], chunk.values[i],
+                          i < chunk.expires.size() ? chunk.expires[i] : kNoExpiry);
       ++count;
       ++total;
       if (payload.size() >= kFramePayload) end_frame();
@@ -73,11 +76,14 @@ Status WriteSnapshotFile(SnapshotReader* image, const std::string& path, uint64_
   return Status::Ok();
 }
 
-Status LoadSnapshotFile(const std::string& path, Store* store, uint64_t* keys) {
+Status LoadSnapshotFile(const std::string& path, Store* store, uint64_t* keys, ReplayClock* clock) {
   *keys = 0;
   FrameFileReader reader;
   Status s = reader.Open(path, kSnapshotMagic);
   if (!s.ok()) return s;
+  // Entries are loaded as they stood at the image's instant: one already
+  // expired then is stored expired (gone), a live one keeps its expire-at.
+  if (clock != nullptr && reader.version() >= 2 && reader.created() != 0) clock->Freeze(reader.created());
   BatchLoader loader(store, /*strict=*/true);
   FrameHeader h;
   std::string_view payload;
@@ -105,10 +111,13 @@ Status LoadSnapshotFile(const std::string& path, Store* store, uint64_t* keys) {
     }
     RecordReader rr(payload);
     std::string_view key, value;
+    uint64_t expire_at = kNoExpiry;
     uint32_t n = 0;
     while (!rr.done()) {
-      if (!rr.NextSnapshotEntry(&key, &value)) return IoError(path, "malformed entry" + At(reader));
-      loader.Add(OpType::kPut, key, value);
+      if (!rr.NextSnapshotEntry(&key, &value, &expire_at, reader.version())) {
+        return IoError(path, "malformed entry" + At(reader));
+      }
+      loader.Add(OpType::kPut, key, value, expire_at);
       ++n;
     }
     if (n != h.records) return IoError(path, "frame record count mismatch" + At(reader));
@@ -120,12 +129,13 @@ Status LoadSnapshotFile(const std::string& path, Store* store, uint64_t* keys) {
 }
 
 Status ReplayLogFile(const std::string& path, Store* store, bool last_file, uint64_t* records,
-                     std::string* warning) {
+                     std::string* warning, ReplayClock* clock) {
   *records = 0;
   FrameFileReader reader;
   Status s = reader.Open(path, kLogMagic);
   if (!s.ok()) return s;
   BatchLoader loader(store, /*strict=*/false);
+  uint64_t clock_at = 0;  // the time the clock is frozen at by this file
   FrameHeader h;
   std::string_view payload;
   for (;;) {
@@ -159,13 +169,29 @@ Status ReplayLogFile(const std::string& path, Store* store, bool last_file, uint
       ++n;
       switch (r.type) {
         case RecordType::kPut:
-          loader.Add(OpType::kPut, r.key, r.value);
+        case RecordType::kPutExpire:
+          loader.Add(OpType::kPut, r.key, r.value, r.expire_at);
           break;
         case RecordType::kDelete:
           loader.Add(OpType::kDelete, r.key, {});
           break;
         case RecordType::kCas:
-          loader.AddCas(r.key, r.expect_absent ? nullptr : &r.expected, r.value);
+        case RecordType::kCasExpire:
+          loader.AddCas(r.key, r.expect_absent ? nullptr : &r.expected, r.value, r.expire_at);
+          break;
+        case RecordType::kExpire:
+          loader.AddExpire(r.key, r.expire_at, r.condition);
+          break;
+        case RecordType::kTime:
+          if (clock == nullptr || (clock->frozen() && clock_at == r.time)) break;
+          // Ops whose effect depends on the clock must run at the time
+          // before this one: wait for them before moving it.
+          if (loader.clock_sensitive()) {
+            s = loader.Flush();
+            if (!s.ok()) return Status(s.code(), path + ": " + s.message());
+          }
+          clock->Freeze(r.time);
+          clock_at = r.time;
           break;
         case RecordType::kClear:
           s = loader.Flush();

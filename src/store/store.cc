@@ -41,14 +41,17 @@ Status Store::Open(const Config& config, std::unique_ptr<Store>* out) {
   out->reset();
   Status s = store::ValidateConfig(config);
   if (!s.ok()) return s;
+  if (config.durability.dir.empty()) return OpenVolatile(config, out);
+  // Persistence wraps whatever serves requests (kvcg/durable.h). What it
+  // wraps runs on a clock the load can freeze while it replays the files
+  // (durability/replay_clock.h); declared first, it outlives the store.
+  std::unique_ptr<durability::ReplayClock> clock = durability::ReplayClock::Acquire(config.clock);
+  Config inner_config = config;
+  if (clock != nullptr) inner_config.clock = clock->function();
   std::unique_ptr<Store> store;
-  s = OpenVolatile(config, &store);
-  if (!s.ok() || config.durability.dir.empty()) {
-    *out = std::move(store);
-    return s;
-  }
-  // Persistence wraps whatever serves requests (kvcg/durable.h).
-  return durability::OpenDurable(config, std::move(store), out);
+  s = OpenVolatile(inner_config, &store);
+  if (!s.ok()) return s;
+  return durability::OpenDurable(config, std::move(store), out, std::move(clock));
 }
 
 }  // namespace kvcg
