@@ -127,6 +127,11 @@ Status DurableStore::Load() {
   } else {
     return Status::Ok();
   }
+  // Keys the files hold that have expired by now are dropped at once (as
+  // Redis does loading an RDB file), not left for the sweeper: the counts
+  // below and Keyspace() then hold only live keys.
+  if (replay_clock_ != nullptr) replay_clock_->Thaw();
+  inner_->ReclaimExpired();
   loaded_keys_ = inner_->Size();
   load_seconds_ = SecondsSince(t0);
   return Status::Ok();
