@@ -28,11 +28,16 @@ KeyspaceStats KvcgEngine::Keyspace() const {
 }
 
 uint64_t KvcgEngine::ReclaimExpired() {
+  // Keys whose current value only the cache held (dirty) expire there: they
+  // become dirty tombstones, counted here, and the flush deletes the older
+  // values the canonical store holds. The rest is the canonical store's: the
+  // flush leaves no dirty entry, clean expired entries leave the cache (the
+  // canonical store holds the same expire-at) and its pass counts them.
+  size_t dirty = 0;
+  cache_.DropExpired(&dirty);
   if (!InEngineFrame()) Flush();
-  // Clean expired entries go from the cache (the canonical store holds the
-  // same expire-at); the canonical store's pass counts what expired.
   cache_.DropExpired();
-  return canonical_->ReclaimExpired();
+  return dirty + canonical_->ReclaimExpired();
 }
 
 Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {

@@ -392,8 +392,8 @@ void HotCache::Clear() {
   log_.clear();
 }
 
-size_t HotCache::DropExpired() {
-  size_t expired = 0;
+size_t HotCache::DropExpired(size_t* dirty) {
+  size_t expired = 0, dirty_expired = 0;
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
     {
@@ -406,6 +406,7 @@ size_t HotCache::DropExpired() {
       for (Entry& e : n->entries) {
         if (e.state != State::kValue || e.pending != nullptr || !Expired(e)) continue;
         const bool last_in_node = std::popcount(n->used) == 1;
+        if (e.dirty) ++dirty_expired;
         const bool removed = ExpireIfDue(bucket, &e) == nullptr;
         ++expired;
         if (removed && last_in_node) break;  // the node may be gone
@@ -413,6 +414,7 @@ size_t HotCache::DropExpired() {
       n = next;
     }
   }
+  if (dirty != nullptr) *dirty = dirty_expired;
   return expired;
 }
 

@@ -141,8 +141,9 @@ class HotCache {
   // Active expiry: every settled entry whose value has expired at the
   // store's clock is dropped (clean) or becomes a dirty tombstone (dirty; the
   // write-back deletes the key). Runs concurrently with traffic. Returns how
-  // many entries it expired.
-  size_t DropExpired();
+  // many entries it expired; *dirty (may be null) receives how many of them
+  // were dirty (keys whose current value only the cache held).
+  size_t DropExpired(size_t* dirty = nullptr);
   // Switches write-through on or off (SetMemoryLimit). Needs the same
   // quiescence as CollectLog, and a clean cache when turning it on.
   void SetWriteThrough(bool on) { write_through_.store(on, std::memory_order_relaxed); }
