@@ -73,6 +73,7 @@ void HotCache::Remove(Bucket& bucket, Entry* entry) {
   // (the node's `used` bit is cleared below, once the node is found)
   entry->dirty = false;
   entry->pending.reset();
+  SetEntryExpire(*entry, kNoExpiry);
   std::string().swap(entry->key);  // release the memory, not just the length
   std::string().swap(entry->value);
   entries_.fetch_sub(1, std::memory_order_relaxed);
@@ -117,10 +118,10 @@ void HotCache::SetExpireAt(Entry& entry, uint64_t at) {
     // Stored and expired at once (kvcg/batch.h): the key is gone.
     entry.state = State::kTombstone;
     entry.value.clear();
-    entry.expire_at = kNoExpiry;
+    SetEntryExpire(entry, kNoExpiry);
     return;
   }
-  entry.expire_at = at;
+  SetEntryExpire(entry, at);
 }
 
 HotCache::Entry* HotCache::ExpireIfDue(Bucket& bucket, Entry* e) {
@@ -133,7 +134,7 @@ HotCache::Entry* HotCache::ExpireIfDue(Bucket& bucket, Entry* e) {
   }
   e->state = State::kTombstone;
   e->value.clear();
-  e->expire_at = kNoExpiry;
+  SetEntryExpire(*e, kNoExpiry);
   presence_delta_.fetch_sub(1, std::memory_order_relaxed);
   return e;
 }
@@ -155,7 +156,7 @@ bool HotCache::Apply(Entry& entry, const OpRef& op, bool queued) {
   if (type == OpType::kDelete) {
     entry.value.clear();
     entry.state = State::kTombstone;
-    entry.expire_at = kNoExpiry;
+    SetEntryExpire(entry, kNoExpiry);
     return present;
   }
   if (type == OpType::kExpire) {
@@ -183,7 +184,7 @@ void HotCache::Fill(Entry& entry, const OpRef& op, OpResultView r) {
     } else {
       entry.state = State::kTombstone;
       entry.value.clear();
-      entry.expire_at = kNoExpiry;
+      SetEntryExpire(entry, kNoExpiry);
     }
   };
   switch (b.type(op.index)) {
@@ -196,7 +197,7 @@ void HotCache::Fill(Entry& entry, const OpRef& op, OpResultView r) {
     case OpType::kDelete:
       entry.state = State::kTombstone;
       entry.value.clear();
-      entry.expire_at = kNoExpiry;
+      SetEntryExpire(entry, kNoExpiry);
       break;
     case OpType::kCompareAndSwap:
       if (CasMatches(b, op.index, found, r.value)) {
@@ -284,7 +285,7 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
       // passes the same expire-at. A dirty entry's write-back deletes it.
       e->state = State::kTombstone;
       e->value.clear();
-      e->expire_at = kNoExpiry;
+      SetEntryExpire(*e, kNoExpiry);
       if (e->dirty || !e->canonical_present) {
         presence_delta_.fetch_sub(1, std::memory_order_relaxed);
       } else {
@@ -388,12 +389,17 @@ void HotCache::Clear() {
   }
   entries_.store(0, std::memory_order_relaxed);
   presence_delta_.store(0, std::memory_order_relaxed);
+  volatile_entries_.store(0, std::memory_order_relaxed);
   std::lock_guard log_lock(log_mu_);
   log_.clear();
 }
 
 size_t HotCache::DropExpired(size_t* dirty) {
   size_t expired = 0, dirty_expired = 0;
+  if (dirty != nullptr) *dirty = 0;
+  // Most caches hold no key with an expire-at: skip the walk over every
+  // bucket (the sweeper runs it several times a second).
+  if (volatile_entries_.load(std::memory_order_relaxed) == 0) return 0;
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
     {

@@ -215,6 +215,13 @@ class HotCache {
   // expired entry is removed (returns null), a dirty one becomes a dirty
   // tombstone. Returns the entry otherwise.
   Entry* ExpireIfDue(Bucket& bucket, Entry* entry);
+  // Every change of an entry's expire-at goes through here, so that
+  // volatile_entries_ counts the entries that have one.
+  void SetEntryExpire(Entry& entry, uint64_t at) {
+    const int64_t d = int64_t{at != kNoExpiry} - int64_t{entry.expire_at != kNoExpiry};
+    if (d != 0) volatile_entries_.fetch_add(d, std::memory_order_relaxed);
+    entry.expire_at = at;
+  }
   bool Expired(const Entry& entry) const {
     return entry.state == State::kValue && entry.expire_at != kNoExpiry &&
            IsExpired(entry.expire_at, clock_());
@@ -229,6 +236,7 @@ class HotCache {
   std::atomic<uint64_t> entries_{0};
   std::atomic<uint64_t> pending_{0};
   std::atomic<int64_t> presence_delta_{0};
+  std::atomic<int64_t> volatile_entries_{0};  // entries whose expire-at is set
 
   mutable std::mutex log_mu_;
   std::vector<std::pair<uint64_t, std::string>> log_;  // (hash, key), in dirtying order
