@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -247,6 +248,56 @@ TEST(ExpireArgs, GetexOptions) {
   EXPECT_FALSE(Opts({"get"}, true, &o));      // SET only
   EXPECT_FALSE(Opts({"keepttl"}, true, &o));  // SET only
   EXPECT_FALSE(Opts({"px"}, true, &o));
+}
+
+// Randomized check against a reference in 128-bit arithmetic (which cannot
+// overflow): Redis's rules stated directly on the exact values. Times are
+// drawn mostly near the edges (0, ±INT64_MAX/1000, INT64_MAX - now, the
+// limits of int64) where an overflow would hide.
+TEST(ExpireArgs, RandomTimesMatchExactArithmetic) {
+  using i128 = __int128;
+  std::mt19937_64 rng(1234);
+  const int64_t edges[] = {0, 1, -1, kMax / 1000, INT64_MIN / 1000, kMax, INT64_MIN,
+                           kMax - static_cast<int64_t>(kNow), (kMax - static_cast<int64_t>(kNow)) / 1000};
+  for (int iter = 0; iter < 200000; ++iter) {
+    int64_t v;
+    if (iter % 4 == 0) {
+      v = static_cast<int64_t>(rng());
+    } else {
+      const int64_t edge = edges[rng() % (sizeof(edges) / sizeof(edges[0]))];
+      const int64_t delta = static_cast<int64_t>(rng() % 2001) - 1000;
+      const i128 sum = static_cast<i128>(edge) + delta;
+      if (sum > kMax || sum < INT64_MIN) continue;
+      v = static_cast<int64_t>(sum);
+    }
+    const uint64_t now = iter % 3 == 0 ? rng() % (uint64_t{1} << 62) : kNow;
+    const std::string text = std::to_string(v);
+    for (TimeUnit unit : {TimeUnit::kSeconds, TimeUnit::kMilliseconds}) {
+      for (TimeBase base : {TimeBase::kRelative, TimeBase::kAbsolute}) {
+        const i128 scale = unit == TimeUnit::kSeconds ? 1000 : 1;
+        const i128 add = base == TimeBase::kRelative ? static_cast<i128>(now) : 0;
+        // SET/GETEX: v > 0, v * scale and the sum within int64.
+        const i128 set_exact = static_cast<i128>(v) * scale + add;
+        const bool set_ok = v > 0 && static_cast<i128>(v) * scale <= kMax && set_exact <= kMax;
+        uint64_t at = 0;
+        const TimeError se = ParseSetTime(text, unit, base, now, &at);
+        ASSERT_EQ(se == TimeError::kNone, set_ok) << text << " now=" << now;
+        ASSERT_TRUE(se == TimeError::kNone || se == TimeError::kInvalidTime);
+        if (set_ok) {
+          ASSERT_EQ(static_cast<i128>(at), set_exact) << text;
+        }
+        // EXPIRE: v * scale within int64, the sum not above INT64_MAX.
+        const i128 scaled = static_cast<i128>(v) * scale;
+        const bool exp_ok = scaled <= kMax && scaled >= INT64_MIN && scaled + add <= kMax;
+        int64_t when = 0;
+        const TimeError ee = ParseExpireTime(text, unit, base, now, &when);
+        ASSERT_EQ(ee == TimeError::kNone, exp_ok) << text << " now=" << now;
+        if (exp_ok) {
+          ASSERT_EQ(static_cast<i128>(when), scaled + add) << text;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
