@@ -7,7 +7,8 @@
 // paths), batches with and without expiry columns aggregated together,
 // repeated keys inside a batch, and every key in one bucket (chains of
 // several slabs: the volatile hint per slab, reuse of an expired key's
-// slot). Also: results carry no expire column while no key has a TTL,
+// slot). The model is checked against the CPU backend too (no GPU needed).
+// Also: results carry no expire column while no key has a TTL,
 // fixed8 and bad conditions are refused on the device, and memory charged
 // for expired keys is released when a writer unlinks them. Without a usable
 // GPU every test is skipped with the reason.
@@ -234,6 +235,19 @@ void RunDifferential(Config config, int waves, int keys, size_t max_batch, uint3
     ASSERT_EQ(ks.volatile_keys, model.volatile_keys()) << "wave " << w;
     ASSERT_EQ(ks.expired_keys, model.expired) << "wave " << w;
     g_now += rng() % 25;  // only between waves: each launch reads the clock once
+  }
+}
+
+// The model itself, against the CPU backend (the contract's reference
+// implementation): runs without a GPU, so a wrong model shows up in CI, not
+// as a false GPU failure.
+TEST(GpuExpiry, ModelAgreesWithTheCpuBackend) {
+  for (bool one_bucket : {false, true}) {
+    Config c = ExpiryConfig(Layout::kGeneral);
+    c.backend = Backend::kCpu;
+    if (one_bucket) c.hash = &OneBucket;
+    RunDifferential(c, 150, one_bucket ? 100 : 200, 64, 11);
+    RunDifferential(c, 10, 3000, 6000, 12);
   }
 }
 
