@@ -186,9 +186,10 @@ TEST(GpuExpirySweep, ReclaimedValuesStayReadableThroughEarlierResults) {
   held.Release();
 }
 
-TEST(GpuExpirySweep, PeriodicSweepReclaimsWithoutAccessAndInOrder) {
-  SKIP_WITHOUT_GPU();
-  std::unique_ptr<Store> store = OpenOrDie(SweepConfig(100));
+void PeriodicSweepReclaimsWithoutAccessAndInOrder(Backend backend) {
+  Config config = SweepConfig(100);
+  config.backend = backend;
+  std::unique_ptr<Store> store = OpenOrDie(config);
   g_now = kStart;
   Batch b = store->NewBatch();
   for (int i = 0; i < 2000; ++i) b.Put(Key(i), Value(i), i % 2 ? kStart + 10 : kNoExpiry);
@@ -231,6 +232,11 @@ TEST(GpuExpirySweep, PeriodicSweepReclaimsWithoutAccessAndInOrder) {
     const bool present = i % 2 == 0 || i < 200;
     ASSERT_EQ(r.code, present ? Code::kOk : Code::kNotFound) << i;
   }
+}
+
+TEST(GpuExpirySweep, PeriodicSweepReclaimsWithoutAccessAndInOrder) {
+  SKIP_WITHOUT_GPU();
+  PeriodicSweepReclaimsWithoutAccessAndInOrder(Backend::kGpu);
 }
 
 void SnapshotsAndScansLeaveExpiredKeysOut() {
@@ -287,6 +293,7 @@ TEST(GpuExpirySweep, ChecksAgreeWithTheCpuBackend) {
   ReclaimAndCheck(c, 30000);
   c.hash = &FewBuckets;
   ReclaimAndCheck(c, 3000);
+  PeriodicSweepReclaimsWithoutAccessAndInOrder(Backend::kCpu);
   // (Not SnapshotsAndScansLeaveExpiredKeysOut: the CPU backend's snapshots
   // and scans still return expired keys it has not reclaimed yet.)
 }
