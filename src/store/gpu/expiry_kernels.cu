@@ -92,8 +92,11 @@ __global__ void __launch_bounds__(kBlockThreads)
           charge += WarpSum(bytes);
           removed += __popc(gone);
         }
-        ttl_sum += WarpSum(kept ? exp - now : 0);
-        ttl_n += __popc(still);
+        // TTLs of the live ones (an expired key left for the next sweep is
+        // still volatile, above, but has no time left).
+        const bool live = kept && !expired;
+        ttl_sum += WarpSum(live ? exp - now : 0);
+        ttl_n += __popc(__ballot_sync(kFull, live));
         uint64_t next_meta = meta & ~uint64_t(gone);
         if (still == 0) next_meta &= ~kVolatileBit;  // nothing volatile left here
         if (lane == 0 && next_meta != meta) St(slab + kMetaWord, next_meta);
@@ -134,7 +137,7 @@ cudaError_t SweepExpired(const TableView& table, uint64_t now, Reclaimed* list, 
   // string of dependent loads: many in flight hide them); grid-stride beyond.
   const uint64_t buckets = 1ull << table.bucket_bits;
   const uint64_t want = (buckets + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 16;
+  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;  // 64 warps per SM: all resident
   const uint32_t blocks = uint32_t(want < cap ? want : cap);
   SweepKernel<<<blocks == 0 ? 1 : blocks, kBlockThreads, 0, stream>>>(table, now, list, capacity,
                                                                        totals);

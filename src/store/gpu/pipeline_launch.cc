@@ -90,7 +90,11 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 
   // From this ARB on the table may hold keys with an expire-at: results
   // carry an expire column (until a sweep or Clear finds none left).
-  if (general_ && s.has_expiry) may_have_volatile_ = true;
+  // The first periodic sweep comes a period after the first TTL, not at once.
+  if (general_ && s.has_expiry && !may_have_volatile_) {
+    may_have_volatile_ = true;
+    last_sweep_ns_ = NowNs();
+  }
   s.with_expires = general_ && may_have_volatile_;
 
   // Key offsets inside the input region are 32 bits (ArbView). Only a lone
