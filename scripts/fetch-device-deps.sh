@@ -11,10 +11,14 @@
 #             the shared libraries they need that a stock image may miss
 #             (scripts/gpu-check.sh puts .deps/root/usr/lib/x86_64-linux-gnu
 #             on LD_LIBRARY_PATH and .deps/root/usr/bin on PATH).
+#   tcl:      tcl8.6 + libtcl8.6 for Redis's own test harness
+#             (scripts/redis-suite.py; gpu-check.sh's "redis" stage links
+#             tclsh8.6 as tclsh and sets TCL_LIBRARY to the unpacked scripts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(libxxhash-dev libcli11-dev libcuckoo-dev redis-server redis-tools liblzf1 libjemalloc2)
+PACKAGES=(libxxhash-dev libcli11-dev libcuckoo-dev redis-server redis-tools liblzf1 libjemalloc2
+          tcl8.6 libtcl8.6)
 
 mkdir -p .deps/debs .deps/root
 cd .deps/debs

@@ -17,6 +17,8 @@
 #   python the Python package on the GPU backend: pytest, NumPy batches vs
 #          the C++ Store API (issue 15)
 #   eval   the KVCG paper's figures (issue 5), JSON + PNG
+#   redis  Redis 7.0's own test units against a GPU-backend kvcg-server
+#          (issue 13; scripts/redis-suite.py, needs the carried tcl)
 #   durability  persistence on the GPU backend (issue 14): the server's
 #          persistence, damage and SIGKILL crash tests; restart time of
 #          RESTART_KEYS (default 100 M) keys, GPU and CPU; server throughput
@@ -283,6 +285,21 @@ if [[ " $STAGES " == *" durability "* ]]; then
   else
     note "server persistence bench" "FAILED (see durability.log)"; tail -5 "$OUT/durability.log"
   fi
+fi
+
+if [[ " $STAGES " == *" redis "* ]]; then
+  echo "== Redis's test units against kvcg-server (GPU backend)"
+  if [ -x "$ROOT/.deps/root/usr/bin/tclsh8.6" ] && ! command -v tclsh >/dev/null; then
+    mkdir -p "$ROOT/.deps/bin" && ln -sf "$ROOT/.deps/root/usr/bin/tclsh8.6" "$ROOT/.deps/bin/tclsh"
+    export PATH=$ROOT/.deps/bin:$PATH TCL_LIBRARY=$ROOT/.deps/root/usr/share/tcltk/tcl8.6
+  fi
+  if timeout 400 python3 scripts/redis-suite.py --backend gpu --durable \
+      --server "$BUILD_DIR/tools/server/kvcg-server" --show-failures >"$OUT/redis-suite.log" 2>&1; then
+    note "redis suite (gpu)" "$(grep -iE '^total' "$OUT/redis-suite.log" | tail -1)"
+  else
+    note "redis suite (gpu)" "rc!=0: $(grep -iE '^total' "$OUT/redis-suite.log" | tail -1) (see redis-suite.log)"
+  fi
+  tail -15 "$OUT/redis-suite.log"
 fi
 
 if [[ " $STAGES " == *" eval "* ]]; then

@@ -99,7 +99,8 @@ TEST_P(Expiry, ExpiredKeyIsAbsentToEveryOp) {
   EXPECT_TRUE(Found(Get(K(2)), V(20)));
   EXPECT_TRUE(NotFound(Cas(K(3), nullptr, V(30))));  // "only if absent" holds
   EXPECT_TRUE(Found(Get(K(3)), V(30)));
-  const std::string old = V(4);
+  const std::string old_bytes = V(4);  // owns the bytes the view points at
+  const std::string_view old = old_bytes;
   EXPECT_TRUE(NotFound(Cas(K(4), &old, V(40))));  // the old value is gone: no match
   EXPECT_TRUE(NotFound(Get(K(4))));
   EXPECT_TRUE(NotFound(ExpireAt(K(0), kStart + 10'000)));
@@ -113,7 +114,8 @@ TEST_P(Expiry, KeepExpiryKeepsItAndNewKeysGetNone) {
   EXPECT_TRUE(Found(r, V(2)));
   EXPECT_EQ(r.expire_at, kStart + 700);
   // CAS keeps it too (Redis's INCR/APPEND keep a key's TTL).
-  const std::string two = V(2);
+  const std::string two_bytes = V(2);  // owns the bytes the view points at
+  const std::string_view two = two_bytes;
   EXPECT_TRUE(Found(One([&](Batch& b) { b.CompareAndSwap(K(1), &two, V(3), kKeepExpiry); }), V(2)));
   r = Get(K(1));
   EXPECT_TRUE(Found(r, V(3)));
@@ -131,7 +133,8 @@ TEST_P(Expiry, CasStoresItsExpireAt) {
   EXPECT_TRUE(NotFound(One([&](Batch& b) { b.CompareAndSwap(K(1), nullptr, V(1), kStart + 300); })));
   EXPECT_EQ(Get(K(1)).expire_at, kStart + 300);
   // A CAS that does not match changes nothing, expire-at included.
-  const std::string wrong = V(9);
+  const std::string wrong_bytes = V(9);  // owns the bytes the view points at
+  const std::string_view wrong = wrong_bytes;
   EXPECT_TRUE(Found(One([&](Batch& b) { b.CompareAndSwap(K(1), &wrong, V(2), kStart + 900); }), V(1)));
   EXPECT_EQ(Get(K(1)).expire_at, kStart + 300);
 }
