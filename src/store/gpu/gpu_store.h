@@ -64,7 +64,7 @@ class GpuStore final : public Store {
   // time (benchmarks).
   uint64_t ReclaimExpired(uint64_t* passes, double* kernel_ms);
   // Store::OpenSnapshot. Errors: kInternal on a device failure, or when the
-  // page-locked memory for the image (16 bytes a key, fixed8; 16 + the key
+  // page-locked memory for the image (16 bytes a key, fixed8; 24 + the key
   // rounded up to 8, general) cannot be had.
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
   // Store::Scan: the cursor is a bucket index; a step copies a run of
