@@ -13,6 +13,12 @@
 //      (general layout: hash matches, then an exact warp-wide compare of the
 //      key record's bytes against the batch's copy of the key);
 //   4. lane 0 performs the op and writes the result, then unlocks.
+// Expiry (general layout): a found key's expire-at is read only in a slab
+// with the volatile hint (lslab_types.h); an expired key is absent to the op
+// (lazy expiry) and a writer unlinks it first (the host frees its record
+// and blob: WriteOut). PUT/CAS store the op's expire-at (kKeepExpiry keeps
+// the key's; a past time deletes), EXPIRE (a flagged DELETE) sets it under
+// its condition. The volatile-key and expired-key counters follow.
 // Table words are read with ld.global.cg (L2, never a stale L1 line) and
 // written with st.global.cg; locks use acquire/release atomics.
 #include <cuda_runtime.h>

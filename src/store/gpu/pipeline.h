@@ -42,6 +42,10 @@
 // it, wipes the table, starts new heaps (the old value heap is retired as a
 // whole, since Results may still point into it) and goes on.
 //
+// Expiry sweeps (pipeline_expiry.cc) run at the same kind of point: the
+// periodic one (Config::active_expiry_hz, only while keys may have TTLs)
+// drains what is in flight first; ReclaimExpired() is a marker.
+//
 // OpenSnapshot() is a marker too: with everything before it completed and
 // nothing after it launched, the thread copies the table to page-locked
 // host memory (snapshot_kernels.h) and begins an epoch that the reader holds
