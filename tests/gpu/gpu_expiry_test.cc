@@ -10,7 +10,8 @@
 // slot). The model is checked against the CPU backend too (no GPU needed).
 // Also: results carry no expire column while no key has a TTL,
 // fixed8 and bad conditions are refused on the device, and memory charged
-// for expired keys is released when a writer unlinks them. Without a usable
+// for expired keys is released when a writer unlinks them; results re-run
+// after the device memory ran short keep their expire-at. Without a usable
 // GPU every test is skipped with the reason.
 #include <gtest/gtest.h>
 
@@ -405,6 +406,47 @@ TEST(GpuExpiry, UnlinkingExpiredKeysReleasesTheirCharge) {
   EXPECT_EQ(ks.expired_keys, 90u);
   EXPECT_EQ(ks.volatile_keys, 0u);
   EXPECT_EQ(store->Get(Name(45)).value, std::string(20, 'y'));
+}
+
+// Device memory runs out under PUTs with TTLs, each followed by a GET of its
+// key in the same batch: ARBs run alone on a partial slab allowance, PUTs
+// that found no slab are re-run (pipeline RunRetries) and so are the GETs
+// behind them. Every GET must still report what its PUT did, expire-at
+// included (the retried results' expire column).
+TEST(GpuExpiry, RetriedOpsKeepTheirExpireAt) {
+  SKIP_WITHOUT_GPU();
+  Config c = ExpiryConfig(Layout::kGeneral);
+  c.expected_keys = 1;
+  c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 32 MiB pool chunk + records
+  std::unique_ptr<Store> store = OpenOrDie(c);
+  g_now = kStart;
+  uint64_t stored = 0;
+  bool exhausted = false;
+  for (uint64_t base = 0; base < (4u << 20) && !exhausted; base += 50000) {
+    Batch b = store->NewBatch();
+    for (uint64_t i = base; i < base + 50000; ++i) {
+      b.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(~i), kStart + 1 + i % 1000);
+      b.Get(gpu_test::Bytes8(i));
+    }
+    Results r = store->Execute(std::move(b));
+    for (uint64_t j = 0; j < 50000; ++j) {
+      const uint64_t i = base + j;
+      const Code put = r.code(2 * j), get = r.code(2 * j + 1);
+      if (put == Code::kNotFound) {
+        ++stored;
+        ASSERT_EQ(get, Code::kOk) << i;
+        ASSERT_EQ(r.value(2 * j + 1), gpu_test::Bytes8(~i)) << i;
+        ASSERT_EQ(r.expire_at(2 * j + 1), kStart + 1 + i % 1000) << i;
+      } else {
+        ASSERT_EQ(put, Code::kCapacityExhausted) << i;
+        ASSERT_EQ(get, Code::kNotFound) << i;
+        exhausted = true;
+      }
+    }
+  }
+  ASSERT_TRUE(exhausted) << "never ran out with a 48 MiB budget";
+  EXPECT_EQ(store->Size(), stored);
+  EXPECT_EQ(store->Keyspace().volatile_keys, stored);
 }
 
 }  // namespace
