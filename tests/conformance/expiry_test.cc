@@ -31,10 +31,11 @@ constexpr uint64_t kStart = 1'700'000'000'000;  // a plausible "now", ms since t
 class Expiry : public Conformance {
  protected:
   void SetUp() override {
-    // TEMPORARY while issue 13 lands part by part: only the CPU backend has
-    // expiry yet; the engine, durable and GPU rows join as their parts land.
+    // TEMPORARY while issue 13 lands part by part: the CPU and GPU backends
+    // have expiry; the engine and durable rows join as their parts land.
     const std::string row = GetParam().name;
-    if (row != "cpu-general" && row != "cpu-fixed8") {
+    if (row != "cpu-general" && row != "cpu-fixed8" && row != "gpu-general" &&
+        row != "gpu-fixed8") {
       GTEST_SKIP() << "expiry not implemented yet for row " << row << " (issue 13 in progress)";
     }
     Conformance::SetUp();
