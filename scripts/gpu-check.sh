@@ -134,6 +134,9 @@ if [[ " $STAGES " == *" bench "* ]]; then
   WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 14 --depth 3 --batch 512 --seconds 2 --consume submitter
   # (c) One 512-op 95/5 batch at a time, GPU and CPU, both layouts.
   WALL=200 run_bench latency latency --keys-log2 22 --iterations 20000
+  # Active expiry: the sweep kernel over a general table of 2^KEYS_LOG2 keys,
+  # half with a TTL (issue 13).
+  WALL=240 run_bench expiry expiry --keys-log2 "$KEYS_LOG2" --threads 14
   python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
 import json, sys, os
 out = sys.argv[1]
@@ -165,6 +168,12 @@ if l:
     for r in l["results"]:
         print(f"    {r['backend']} {r['layout']:<7} p50 {r['p50_us']:7.1f} us  p99 {r['p99_us']:7.1f} us  "
               f"p999 {r['p999_us']:7.1f} us  max {r['max_us']:8.1f} us")
+x = load("expiry")
+if x:
+    print(f"expiry sweep, {x['keys']} keys (half volatile), {x['slabs']} slabs, HBM peak {x['hbm_peak_gbps']} GB/s")
+    for r in x["results"]:
+        print(f"    {r['sweep']:<8} removed {r['removed']:>10}  passes {r['passes']:>3}  kernels {r['kernel_ms']:9.3f} ms  "
+              f"call {r['call_ms']:9.1f} ms  bound {r['bound_ms']:7.3f} ms")
 EOF
   # The device tool brings back at most 8 files: one tarball for the JSON.
   tar -C "$JSON" -cf "$OUT/results.tar" . && rm -rf "$JSON"

@@ -146,6 +146,7 @@ double Quantile(const std::vector<double>& sorted, double q);
 int RunKernel(const Args& args);
 int RunE2e(const Args& args);
 int RunLatency(const Args& args);
+int RunExpiry(const Args& args);
 
 // Fills keys [0, keys) through Store::Submit with `threads` threads (e2e_bench.cc);
 // every PUT must answer kNotFound. Returns the seconds it took.

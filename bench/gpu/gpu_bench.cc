@@ -12,12 +12,16 @@
 //            run, next to the PCIe bound (e2e_bench.cc).
 //   latency  (c) one thread, Execute of one 512-op 95/5 batch at a time:
 //            p50/p99/p999/max, GPU and CPU backend (latency_bench.cc).
+//   expiry   the active-expiry sweep over a general table of 2^27 keys, half
+//            with a TTL: nothing expired, half reclaimed, none volatile left,
+//            next to the bytes-read / HBM-bandwidth bound (expiry_bench.cc).
 //
-// Usage: kvcg-bench-gpu kernel|e2e|latency [flags]
-//   --keys-log2 N        keys prefilled (kernel 27, e2e 24, latency 22)
+// Usage: kvcg-bench-gpu kernel|e2e|latency|expiry [flags]
+//   --keys-log2 N        keys prefilled (kernel 27, e2e 24, latency 22, expiry 27)
 //   --layout L           e2e, latency: fixed8 | general | both (default both)
 //   --cpu 0|1            e2e, latency: also run the CPU backend (default 1)
-//   --threads T          e2e: submitter threads, also the prefill's (default 8)
+//   --threads T          e2e: submitter threads, also the prefill's (default 8;
+//                        expiry: the prefill's)
 //   --depth D            e2e: batches in flight per thread (default 2)
 //   --batch N            e2e: ops per batch (default 65536)
 //   --seconds S          e2e: measured seconds per cell (default 3)
@@ -35,7 +39,7 @@ namespace {
 
 int Usage(const char* argv0) {
   std::fprintf(stderr,
-               "usage: %s kernel|e2e|latency [--keys-log2 N] [--layout fixed8|general|both] "
+               "usage: %s kernel|e2e|latency|expiry [--keys-log2 N] [--layout fixed8|general|both] "
                "[--cpu 0|1] [--threads T] [--depth D] [--batch N] [--seconds S] [--warmup S] "
                "[--consume completion|submitter] [--iterations N]\n",
                argv0);
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
   if (args.mode == "kernel") return kvcg::bench::RunKernel(args);
   if (args.mode == "e2e") return kvcg::bench::RunE2e(args);
   if (args.mode == "latency") return kvcg::bench::RunLatency(args);
+  if (args.mode == "expiry") return kvcg::bench::RunExpiry(args);
   std::fprintf(stderr, "unknown mode %s\n", args.mode.c_str());
   return Usage(argv[0]);
 }

@@ -26,7 +26,10 @@ namespace kvcg {
 // expires[i] (kvcg/batch.h, Expiry; 0 = never). The views point into
 // memory owned by the SnapshotReader that filled the chunk; they stay valid
 // until that reader's next Next() call or its destruction, whichever comes
-// first. Copy what must outlive them.
+// first. Copy what must outlive them. An image may hold keys already expired
+// at its instant (lazy expiry had not reclaimed them yet; backends that can
+// filter them cheaply do), always with their expire-at: a reader that loads
+// the image drops every entry with IsExpired(expires[i], now).
 struct SnapshotChunk {
   std::vector<std::string_view> keys;
   std::vector<std::string_view> values;

@@ -168,7 +168,8 @@ bool TypeFinish(CommandContext& ctx, ResultSpan r) {
 // --- RENAME / RENAMENX key newkey (see the top comment for the guarantee).
 // cmd.phase: the step (RenameStep) | kHadDest once step 2 replaced a value;
 // cmd.scratch: v (the value read in step 1), then dst's replaced value;
-// cmd.i64: v's length.
+// cmd.i64: v's length; cmd.expire_at: v's expire-at, then dst's replaced
+// value's (restored with it by an undo).
 void Rename(CommandContext& ctx) {
   ctx.cmd.phase = kReadSource;
   ctx.OpGet(ctx.arg(1));
@@ -198,9 +199,10 @@ bool RenameFinish(CommandContext& ctx, ResultSpan r) {
       }
       ctx.cmd.scratch.assign(res.value);
       ctx.cmd.i64 = static_cast<int64_t>(res.value.size());
+      ctx.cmd.expire_at[0] = res.expire_at;  // the TTL moves with the value, as in Redis
       ctx.cmd.phase = kWriteDest;
-      if (nx) ctx.OpCas(dst, nullptr, ctx.cmd.scratch);
-      else ctx.OpPut(dst, ctx.cmd.scratch);
+      if (nx) ctx.OpCas(dst, nullptr, ctx.cmd.scratch, res.expire_at);
+      else ctx.OpPut(dst, ctx.cmd.scratch, res.expire_at);
       return false;
     case kWriteDest:
       if (nx && res.found()) {  // the CAS found dst present: nothing changed
@@ -210,6 +212,7 @@ bool RenameFinish(CommandContext& ctx, ResultSpan r) {
       ctx.cmd.phase = kDeleteSource;
       if (res.found()) {  // PUT replaced a value: kept in case step 3 must undo
         ctx.cmd.scratch.append(res.value);
+        ctx.cmd.expire_at[1] = res.expire_at;
         ctx.cmd.phase |= kHadDest;
       }
       ctx.OpDelete(src);
@@ -220,7 +223,7 @@ bool RenameFinish(CommandContext& ctx, ResultSpan r) {
         // GETDEL): it got the source, this RENAME did not happen. Undo step 2.
         if (had_dest) {
           ctx.cmd.phase = kUndoRestore;
-          ctx.OpCas(dst, &copied, replaced);
+          ctx.OpCas(dst, &copied, replaced, ctx.cmd.expire_at[1]);
         } else {
           ctx.cmd.phase = kUndoDelete;
           ctx.OpDelete(dst);
@@ -231,7 +234,7 @@ bool RenameFinish(CommandContext& ctx, ResultSpan r) {
         // src was rewritten after step 1 and that value is now only here:
         // it replaces the copy in dst, unless dst changed since step 2.
         ctx.cmd.phase = kMoveLateValue;
-        ctx.OpCas(dst, &copied, res.value);
+        ctx.OpCas(dst, &copied, res.value, res.expire_at);
         return false;
       }
       RenameDone(ctx);
@@ -243,7 +246,7 @@ bool RenameFinish(CommandContext& ctx, ResultSpan r) {
       if (res.found() && res.value != copied) {
         // Another client wrote dst after step 2 and the DELETE took it: put it back.
         ctx.cmd.phase = kUndoPutBack;
-        ctx.OpCas(dst, nullptr, res.value);
+        ctx.OpCas(dst, nullptr, res.value, res.expire_at);
         return false;
       }
       ctx.Error(kErrNoSuchKey);
@@ -300,8 +303,9 @@ bool CopyFinish(CommandContext& ctx, ResultSpan r) {
     }
     ctx.cmd.phase = 1;
     // The batch copies the value now, while the view is still valid.
-    if (replace) ctx.OpPut(ctx.arg(2), res.value);
-    else ctx.OpCas(ctx.arg(2), nullptr, res.value);
+    // The copy has the source's TTL, as in Redis.
+    if (replace) ctx.OpPut(ctx.arg(2), res.value, res.expire_at);
+    else ctx.OpCas(ctx.arg(2), nullptr, res.value, res.expire_at);
     return false;
   }
   ctx.out.Integer(replace || !res.found() ? 1 : 0);
@@ -440,9 +444,13 @@ void Keys(CommandContext& ctx) {
   std::string elements;
   RespWriter side(&elements, ctx.out.resp3());
   size_t n = 0;
+  // An expired key not yet reclaimed is not listed (Redis's KEYS skips them too).
+  const uint64_t now = ctx.Now();
   SnapshotChunk chunk;
   while (image->Next(&chunk)) {
-    for (std::string_view key : chunk.keys) {
+    for (size_t i = 0; i < chunk.keys.size(); ++i) {
+      const std::string_view key = chunk.keys[i];
+      if (i < chunk.expires.size() && IsExpired(chunk.expires[i], now)) continue;
       if (all || GlobMatch(pattern, key, false)) {
         side.Bulk(key);
         ++n;
@@ -454,20 +462,28 @@ void Keys(CommandContext& ctx) {
   ctx.out.Raw(elements);
 }
 
-// --- RANDOMKEY: a uniform pick from the image.
+// --- RANDOMKEY: a uniform pick among the image's keys that have not
+// expired. How many have is known only at the end, so the pick is a
+// reservoir sample of one (the k-th live key replaces the pick with
+// probability 1/k): one pass, one copy per replacement.
 void RandomKey(CommandContext& ctx) {
   std::unique_ptr<SnapshotReader> image = OpenImage(ctx);
   if (!image) return;
-  uint64_t size = image->size();
-  if (size == 0) return ctx.out.Null();
-  uint64_t pick = std::uniform_int_distribution<uint64_t>(0, size - 1)(Rng());
+  if (image->size() == 0) return ctx.out.Null();
+  const uint64_t now = ctx.Now();
+  std::string pick;
+  uint64_t live = 0;
   SnapshotChunk chunk;
   while (image->Next(&chunk)) {
-    if (pick < chunk.size()) return ctx.out.Bulk(chunk.keys[pick]);
-    pick -= chunk.size();
+    for (size_t i = 0; i < chunk.keys.size(); ++i) {
+      if (i < chunk.expires.size() && IsExpired(chunk.expires[i], now)) continue;
+      ++live;
+      if (std::uniform_int_distribution<uint64_t>(0, live - 1)(Rng()) == 0) pick.assign(chunk.keys[i]);
+    }
   }
   if (!image->status().ok()) return ctx.Error("ERR cannot read the keyspace: " + image->status().ToString());
-  ctx.out.Null();  // unreachable: size() is exact
+  if (live == 0) return ctx.out.Null();
+  ctx.out.Bulk(pick);
 }
 
 }  // namespace kvcg::server::cmd

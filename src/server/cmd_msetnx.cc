@@ -116,7 +116,7 @@ bool MSetNxFinish(CommandContext& ctx, ResultSpan r) {
         }
       }
       c.phase = kCreate;
-      ForEachDistinctKey(ctx, [&](size_t i) { ctx.OpCas(ctx.arg(i), nullptr, ctx.arg(i + 1)); });
+      ForEachDistinctKey(ctx, [&](size_t i) { ctx.OpCas(ctx.arg(i), nullptr, ctx.arg(i + 1), kNoExpiry); });
       return false;
     }
     case kCreate: {
@@ -153,7 +153,7 @@ bool MSetNxFinish(CommandContext& ctx, ResultSpan r) {
         // Another client's value replaced ours after step 2: put it back.
         if (x.found() && x.value != ctx.arg(i + 1)) {
           spdlog::debug("event=msetnx_restore id={}", ctx.conn.id());
-          ctx.OpCas(ctx.arg(i), nullptr, x.value);
+          ctx.OpCas(ctx.arg(i), nullptr, x.value, x.expire_at);  // with its TTL
         }
       });
       if (c.op_count > 0) return false;

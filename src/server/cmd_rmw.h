@@ -49,17 +49,28 @@ inline bool CasStored(const Command& c, const OpResultView& r) {
 // Results, which dies after the finish call: it is copied into cmd.scratch
 // (reusing its capacity across retries) because CasStored compares against
 // it next round.
-inline void CasFrom(CommandContext& ctx, std::string_view key, std::string_view current, std::string_view desired) {
+//
+// Expiry: a CAS that stores gives the key `expire_at`; without it, the key
+// keeps its TTL (ctx.KeepTtl()), which is what every read-modify-write
+// command wants (Redis's INCR, APPEND, SETRANGE, SETBIT keep the TTL).
+inline void CasFrom(CommandContext& ctx, std::string_view key, std::string_view current, std::string_view desired,
+                    uint64_t expire_at) {
   ctx.cmd.scratch.assign(current);
   ctx.cmd.phase = kPhaseEqual;
   std::string_view expected = ctx.cmd.scratch;
-  ctx.OpCas(key, &expected, desired);
+  ctx.OpCas(key, &expected, desired, expire_at);
+}
+inline void CasFrom(CommandContext& ctx, std::string_view key, std::string_view current, std::string_view desired) {
+  CasFrom(ctx, key, current, desired, ctx.KeepTtl());
 }
 
-// CAS `desired` only if `key` is absent.
-inline void CasAbsent(CommandContext& ctx, std::string_view key, std::string_view desired) {
+// CAS `desired` only if `key` is absent (a new key: KeepTtl() means none).
+inline void CasAbsent(CommandContext& ctx, std::string_view key, std::string_view desired, uint64_t expire_at) {
   ctx.cmd.phase = kPhaseAbsent;
-  ctx.OpCas(key, nullptr, desired);
+  ctx.OpCas(key, nullptr, desired, expire_at);
+}
+inline void CasAbsent(CommandContext& ctx, std::string_view key, std::string_view desired) {
+  CasAbsent(ctx, key, desired, kNoExpiry);
 }
 
 // GET `key`, the first step of a loop that computes before it writes.

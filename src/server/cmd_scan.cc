@@ -122,10 +122,14 @@ void Scan(CommandContext& ctx) {
   // The keys the filters keep, copied: a chunk's views end at the next
   // Next(), and the array header needs the count before the first key.
   std::vector<std::string> keys;
+  // Expired keys a backend still holds are never returned (as Redis's SCAN).
+  const uint64_t now = ctx.Now();
   SnapshotChunk chunk;
   while (step != nullptr && step->Next(&chunk)) {
     if (!keep_keys) continue;
-    for (std::string_view key : chunk.keys) {
+    for (size_t i = 0; i < chunk.keys.size(); ++i) {
+      const std::string_view key = chunk.keys[i];
+      if (i < chunk.expires.size() && IsExpired(chunk.expires[i], now)) continue;
       if (use_pattern && !GlobMatch(pattern, key, /*nocase=*/false)) continue;
       keys.emplace_back(key);
     }

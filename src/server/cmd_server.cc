@@ -199,6 +199,7 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     line("total_net_input_bytes", std::to_string(Load(st.net_input_bytes)));
     line("total_net_output_bytes", std::to_string(Load(st.net_output_bytes)));
     line("rejected_connections", std::to_string(Load(st.rejected_connections)));
+    line("expired_keys", std::to_string(srv.ExpiredKeys()));
     line("keyspace_hits", std::to_string(Load(st.keyspace_hits)));
     line("keyspace_misses", std::to_string(Load(st.keyspace_misses)));
     uint64_t errors = 0;
@@ -282,8 +283,12 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
   }
   if (on("keyspace")) {
     section("Keyspace");
-    uint64_t keys = srv.store()->Size();
-    if (keys > 0) line("db0", "keys=" + std::to_string(keys) + ",expires=0,avg_ttl=0");
+    // Redis counts keys not yet reclaimed after expiring too (keys=, expires=).
+    const KeyspaceStats ks = srv.Keyspace();
+    if (ks.keys > 0) {
+      line("db0", "keys=" + std::to_string(ks.keys) + ",expires=" + std::to_string(ks.volatile_keys) +
+                      ",avg_ttl=" + std::to_string(ks.avg_ttl_ms));
+    }
   }
   return o;
 }

@@ -71,8 +71,6 @@ class IntText {
   size_t n_;
 };
 
-enum SetFlags : int64_t { kNx = 1, kXx = 2, kGet = 4 };
-
 }  // namespace
 
 // --- GET key
@@ -86,68 +84,7 @@ bool GetFinish(CommandContext& ctx, ResultSpan r) {
   return true;
 }
 
-// --- SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]
-void Set(CommandContext& ctx) {
-  int64_t flags = 0;
-  bool expiry = false;
-  for (size_t i = 3; i < ctx.argc(); ++i) {
-    std::string_view o = ctx.arg(i);
-    if (EqualsIgnoreCase(o, "nx") && !(flags & kXx)) {
-      flags |= kNx;
-    } else if (EqualsIgnoreCase(o, "xx") && !(flags & kNx)) {
-      flags |= kXx;
-    } else if (EqualsIgnoreCase(o, "get")) {
-      flags |= kGet;
-    } else if ((EqualsIgnoreCase(o, "ex") || EqualsIgnoreCase(o, "px") || EqualsIgnoreCase(o, "exat") ||
-                EqualsIgnoreCase(o, "pxat")) &&
-               i + 1 < ctx.argc() && !expiry) {
-      expiry = true;
-      ++i;
-    } else if (EqualsIgnoreCase(o, "keepttl") && !expiry) {
-      expiry = true;
-    } else {
-      ctx.Error(kErrSyntax);
-      return;
-    }
-  }
-  if (expiry) {
-    ctx.Error("ERR SET with EX, PX, EXAT, PXAT or KEEPTTL is not supported yet (kvcg has no key expiry)");
-    return;
-  }
-  ctx.cmd.i64 = flags;
-  std::string_view key = ctx.arg(1), value = ctx.arg(2);
-  if (flags & kNx) CasAbsent(ctx, key, value);
-  else if (flags & kXx) CasFrom(ctx, key, value, value);  // stores iff it exists with this value
-  else ctx.OpPut(key, value);
-}
-
-bool SetFinish(CommandContext& ctx, ResultSpan r) {
-  const OpResultView res = r[0];
-  int64_t flags = ctx.cmd.i64;
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  bool stored = true;
-  if (flags & kNx) {
-    stored = CasStored(ctx.cmd, res);
-  } else if (flags & kXx) {
-    stored = CasStored(ctx.cmd, res);
-    if (!stored && res.found()) {
-      CasFrom(ctx, ctx.arg(1), res.value, ctx.arg(2));  // lost to a different value: retry
-      return false;
-    }
-  }
-  if (flags & kGet) {
-    if (res.found()) ctx.out.Bulk(res.value);
-    else ctx.out.Null();
-  } else if (stored) {
-    ctx.out.Ok();
-  } else {
-    ctx.out.Null();
-  }
-  return true;
-}
+// SET (with its expiry options), SETEX, PSETEX, GETEX: cmd_expire.cc.
 
 // --- SETNX key value
 void SetNx(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }

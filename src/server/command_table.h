@@ -164,6 +164,18 @@ bool MemoryFinish(CommandContext&, ResultSpan);
 void SwapDb(CommandContext&);
 void Keys(CommandContext&);
 void RandomKey(CommandContext&);
+// expiry (cmd_expire.cc): SET with its options, SETEX/PSETEX, GETEX,
+// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT, TTL/PTTL/EXPIRETIME/PEXPIRETIME, PERSIST
+void SetEx(CommandContext&);  // SETEX, PSETEX
+bool SetExFinish(CommandContext&, ResultSpan);
+void GetEx(CommandContext&);
+bool GetExFinish(CommandContext&, ResultSpan);
+void Expire(CommandContext&);  // EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT
+bool ExpireFinish(CommandContext&, ResultSpan);
+void Ttl(CommandContext&);  // TTL, PTTL, EXPIRETIME, PEXPIRETIME
+bool TtlFinish(CommandContext&, ResultSpan);
+void Persist(CommandContext&);
+bool PersistFinish(CommandContext&, ResultSpan);
 // keyspace iteration (cmd_scan.cc)
 void Scan(CommandContext&);
 }  // namespace cmd

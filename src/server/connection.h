@@ -67,6 +67,9 @@ struct Command {
   int64_t i64 = 0;
   long double ld = 0;
   uint8_t phase = 0;
+  // Expire-ats a handler carries between rounds (RENAME/COPY: the source's
+  // and the replaced destination's; EXPIRE ... LT XX: the wanted time).
+  uint64_t expire_at[2] = {0, 0};
   std::string scratch;
   std::string reply;  // held only while an earlier command is unanswered
 };
@@ -90,9 +93,11 @@ struct CommandContext {
     batch.Get(key);
     ++cmd.op_count;
   }
-  void OpPut(std::string_view key, std::string_view value) {
+  // A PUT replaces the key's expiry with `expire_at` (kNoExpiry: none, as
+  // Redis's SET; KeepTtl(): Redis's KEEPTTL).
+  void OpPut(std::string_view key, std::string_view value, uint64_t expire_at = kNoExpiry) {
     BeforeOp();
-    batch.Put(key, value);
+    batch.Put(key, value, expire_at);
     ++cmd.op_count;
   }
   void OpDelete(std::string_view key) {
@@ -100,11 +105,25 @@ struct CommandContext {
     batch.Delete(key);
     ++cmd.op_count;
   }
-  void OpCas(std::string_view key, const std::string_view* expected, std::string_view desired) {
+  // A CAS that stores gives the key `expire_at`. Read-modify-write commands
+  // (INCR, APPEND, SETRANGE, ...) keep the key's TTL, as in Redis: they pass
+  // KeepTtl(). SET NX/XX pass their own.
+  void OpCas(std::string_view key, const std::string_view* expected, std::string_view desired, uint64_t expire_at) {
     BeforeOp();
-    batch.CompareAndSwap(key, expected, desired);
+    batch.CompareAndSwap(key, expected, desired, expire_at);
     ++cmd.op_count;
   }
+  // Sets only the key's expire-at when `condition` holds (OpType::kExpire).
+  void OpExpire(std::string_view key, uint64_t expire_at, ExpireCondition condition) {
+    BeforeOp();
+    batch.Expire(key, expire_at, condition);
+    ++cmd.op_count;
+  }
+  // The store's clock (ms since the Unix epoch): relative TTLs are added to it.
+  uint64_t Now() const;
+  // kKeepExpiry, or kNoExpiry where the store keeps no expiry at all
+  // (Layout::kFixed8 refuses any expire-at, KEEPTTL included).
+  uint64_t KeepTtl() const;
   // Replies with an error ("ERR ...", "WRONGPASS ...") and counts a failed call.
   void Error(std::string_view message);
   // Replies with the error for a failed store operation (cmd_common.cc).

@@ -133,6 +133,7 @@ Status Server::Start() {
   Status s = Store::Open(store_config, &store_);
   if (!s.ok()) return s;
   store_info_ = store_->Info();
+  clock_ = store_config.clock;
   persistence_.Start(AsDurable(store_.get()), c);
   s = Listen();
   if (!s.ok()) return s;
@@ -210,6 +211,22 @@ void Server::SumStats(ThreadStats* out) const {
 
 void Server::ResetStats() {
   for (const auto& loop : loops_) loop->stats().Reset();
+  // The store counts expired keys since Open; INFO shows them since this.
+  expired_keys_base_.store(Keyspace().expired_keys, std::memory_order_relaxed);
+}
+
+KeyspaceStats Server::Keyspace() const {
+  // The persistence layer wraps the store without forwarding Keyspace()
+  // (its default reports keys only): ask the store it wraps.
+  Store* s = store_.get();
+  if (Durable* d = AsDurable(s)) s = d->inner();
+  return s->Keyspace();
+}
+
+uint64_t Server::ExpiredKeys() const {
+  const uint64_t total = Keyspace().expired_keys;
+  const uint64_t base = expired_keys_base_.load(std::memory_order_relaxed);
+  return total > base ? total - base : 0;
 }
 
 }  // namespace kvcg::server

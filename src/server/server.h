@@ -58,6 +58,10 @@ class Server {
   Store* store() const { return store_.get(); }
   PersistenceControl& persistence() { return persistence_; }
   const StoreInfo& store_info() const { return store_info_; }
+  // The store's clock (Config::clock), which every expire-at is read against.
+  uint64_t NowMs() const { return clock_(); }
+  // Whether the store keeps expire-ats (every layout but fixed8).
+  bool has_expiry() const { return store_info_.layout != Layout::kFixed8; }
   // The addresses actually bound ("127.0.0.1:6379", "/tmp/kvcg.sock").
   const std::vector<std::string>& listening() const { return listening_; }
   int bound_port() const { return bound_port_; }
@@ -74,6 +78,11 @@ class Server {
   // Statistics summed over the I/O threads (into *out, which should be fresh).
   void SumStats(ThreadStats* out) const;
   void ResetStats();
+  // The store's keyspace counters (INFO keyspace).
+  KeyspaceStats Keyspace() const;
+  // Keys reclaimed because they expired, since start or CONFIG RESETSTAT
+  // (INFO's expired_keys).
+  uint64_t ExpiredKeys() const;
   uint64_t start_ms() const { return start_ms_; }
   size_t io_threads() const { return loops_.size(); }
   IoThread* loop(size_t i) const { return loops_[i].get(); }
@@ -87,6 +96,7 @@ class Server {
   std::atomic<uint64_t> config_version_{0};
   std::unique_ptr<Store> store_;
   StoreInfo store_info_;
+  ClockFunction clock_ = &SystemClockMs;
   PersistenceControl persistence_;
   bool serving_ = false;  // Start succeeded: Stop saves as asked
   std::vector<std::unique_ptr<IoThread>> loops_;
@@ -97,6 +107,7 @@ class Server {
   ClientRegistry clients_;
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<uint64_t> connected_{0};
+  std::atomic<uint64_t> expired_keys_base_{0};
   uint64_t start_ms_ = 0;
 
   std::mutex shutdown_mu_;

@@ -251,6 +251,8 @@ std::vector<OptionSpec> MakeOptions() {
                    }
                    return "invalid log level '" + v + "'";
                  }},
+      KVCG_U64("hz", store.active_expiry_hz, 0, 500, false,
+               "active expiry: sweeps per second for expired keys (Redis's hz); 0 = lazy expiry only"),
       KVCG_MEM("maxmemory", store.max_memory_bytes, 0, false, "store memory limit (keys+values+overhead); 0 = none"),
       KVCG_U64("max-keys", store.max_keys, 0, UINT64_MAX >> 1, false, "most distinct keys; 0 = unlimited"),
       KVCG_U64("expected-keys", store.expected_keys, 1, UINT64_MAX >> 1, false, "sizing hint for the store"),

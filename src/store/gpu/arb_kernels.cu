@@ -46,19 +46,22 @@ __device__ uint32_t FindSegment(const ArbDev& a, uint32_t i) {
 
 // The contract's per-op input check (store/backends.h CheckOperation), in
 // the same order, so both backends answer bad input alike.
-__device__ uint8_t CheckOp(const ArbDev& a, uint32_t t, uint64_t kd, uint32_t vlen, uint64_t ed) {
+__device__ uint8_t CheckOp(const ArbDev& a, uint32_t t, uint64_t kd, uint32_t vlen, uint64_t ed,
+                           uint64_t exp, uint32_t cond) {
   const bool cas_expected = t == 3 && ed != kNoExpected;
   if (uint32_t(kd) == kOverflowOff) return kCodeKeyTooLarge;
   if (cas_expected && uint32_t(ed) == kOverflowOff) return kCodeValueTooLarge;
   const bool stores = t == 1 || t == 3;
-  if (t > 3) return kCodeInvalid;
+  if (t > 4) return kCodeInvalid;  // kGet .. kExpire
   const uint64_t klen = kd >> 32;
   if (klen > a.max_key) return kCodeKeyTooLarge;
   if (stores && vlen > a.max_value) return kCodeValueTooLarge;
   if (!a.general) {
     if (klen != 8) return kCodeInvalid;
     if (stores && vlen != 8) return kCodeInvalid;
+    if (t == 4 || exp != 0) return kCodeInvalid;  // fixed8 stores no expire-at
   }
+  if (cond > 4) return kCodeInvalid;  // ExpireCondition::kIfLess is the last
   if (cas_expected) {
     const uint64_t elen = ed >> 32;
     if (elen > a.max_value) return kCodeValueTooLarge;
@@ -76,9 +79,14 @@ __device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
   const uint32_t vlen = reinterpret_cast<const uint32_t*>(in + s.lens)[local];
   const uint64_t ed =
       s.expected == kNoExpected ? 0 : reinterpret_cast<const uint64_t*>(in + s.expected)[local];
-  const uint8_t check = CheckOp(a, t, kd, vlen, ed);
+  const bool has_expiry = s.expire != kNoExpected;
+  const uint64_t exp = has_expiry ? reinterpret_cast<const uint64_t*>(in + s.expire)[local] : 0;
+  const uint32_t cond = has_expiry ? uint8_t(in[s.cond + local]) : 0;
+  const uint8_t check = CheckOp(a, t, kd, vlen, ed, exp, cond);
   a.check[i] = check;
-  a.vlen[i] = 0;
+  // EXPIRE's condition rides in vlen (a PUT's is set by ScatterPut).
+  a.vlen[i] = t == 4 ? cond : 0;
+  if (a.expire != nullptr) a.expire[i] = exp;
   a.rec[i] = 0;
   a.done[i] = 0;
   if (a.general) a.wslot[i] = ~0u;
@@ -97,7 +105,8 @@ __device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
   const uint32_t klen = uint32_t(kd >> 32);
   const char* kbytes = in + s.key_bytes + koff;
   const bool absent = t == 3 && ed == kNoExpected;
-  a.type[i] = uint8_t(t | (absent ? 4u : 0u));
+  // Bit 2: CAS expect_absent, or EXPIRE as a flagged DELETE (lslab_types.h).
+  a.type[i] = t == 4 ? uint8_t(kOpDelete | 4u) : uint8_t(t | (absent ? 4u : 0u));
   uint64_t key, hash;
   if (a.general) {
     key = (s.key_bytes + koff) | (uint64_t(klen) << 32);

@@ -13,7 +13,9 @@
 //      check it against the limits (the check every backend applies,
 //      store/backends.h CheckOperation), build the L-Slab columns (ArbView),
 //      hash the key (XXH3 on the device, equal to kvcg::Xxh3Hash; or the
-//      host's hashes when Config::hash is a custom test hash);
+//      host's hashes when Config::hash is a custom test hash); a kvcg
+//      kExpire becomes an L-Slab DELETE with the ctl flag (lslab_types.h),
+//      its condition in vlen and its time in the expire column;
 //   2. number same-key ops (SameKeyOrder's rule, same_key_order of round 1):
 //      a stable sort of (hash, index) puts each hash's ops together in batch
 //      order; a segment of equal hashes is one group (ops on different keys
@@ -57,6 +59,8 @@ struct ArbSegment {
   uint64_t types;      // u8 per op
   uint64_t expected;   // u64 per op, or ~0 when the batch has no CAS
   uint64_t values;     // u64 per op: offset into its value bytes (fixed8 only)
+  uint64_t expire;     // u64 per op: expire-at, or ~0 when the batch has no expiry
+  uint64_t cond;       // u8 per op: ExpireCondition, or ~0 when the batch has no expiry
   uint64_t key_bytes;  // its key arena
   uint64_t value_bytes;  // its value arena (fixed8; general when the GPU copies values)
 };
@@ -104,7 +108,8 @@ struct ArbDev {
   uint64_t* value = nullptr;
   uint64_t* expected = nullptr;
   uint64_t* rec = nullptr;
-  uint32_t* vlen = nullptr;
+  uint32_t* vlen = nullptr;     // PUT/CAS: value length; EXPIRE: its ExpireCondition
+  uint64_t* expire = nullptr;   // general, when a batch of the ARB has expiry; else null
   uint32_t* done = nullptr;  // n + 1
   uint32_t* wslot = nullptr; // general: per op, its write index or ~0
   uint32_t* hdr = nullptr;   // in the output region: [0] cursor [1] slab allowance

@@ -19,7 +19,7 @@ inline constexpr size_t A64(size_t x) { return (x + 63) & ~size_t(63); }
 
 // Where one batch's columns sit inside its block (offsets from the block).
 struct BlockLayout {
-  size_t keys, lens, types, expected, values, key_bytes, value_bytes, size;
+  size_t keys, lens, types, expected, values, expire, cond, key_bytes, value_bytes, size;
 };
 
 // General layout: the GPU copies a batch's stored values into their blobs
@@ -48,6 +48,10 @@ inline BlockLayout LayoutOf(const Batch& b, bool general) {
   l.types = take(n);
   l.expected = b.has_cas() ? take(n * 8) : SIZE_MAX;
   l.values = general ? SIZE_MAX : take(n * 8);
+  // Expiry columns only for a batch that uses them: none of it costs a
+  // batch without TTLs a byte of PCIe.
+  l.expire = b.has_expiry() ? take(n * 8) : SIZE_MAX;
+  l.cond = b.has_expiry() ? take(n) : SIZE_MAX;
   l.key_bytes = take(b.key_bytes_size());
   l.value_bytes = general && !DeviceCopiesValues(b, general) ? SIZE_MAX
                                                               : take(b.value_bytes_size());
@@ -66,6 +70,8 @@ void ForEachColumn(const Batch& b, const BlockLayout& l, Fn fn) {
   fn(l.types, b.types(), n);
   if (l.expected != SIZE_MAX) fn(l.expected, b.expected_column(), n * 8);
   if (l.values != SIZE_MAX) fn(l.values, b.values(), n * 8);
+  if (l.expire != SIZE_MAX) fn(l.expire, b.expire_column(), n * 8);
+  if (l.cond != SIZE_MAX) fn(l.cond, b.condition_column(), n);
   fn(l.key_bytes, b.key_bytes(), b.key_bytes_size());
   if (l.value_bytes != SIZE_MAX) fn(l.value_bytes, b.value_bytes(), b.value_bytes_size());
 }

@@ -23,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "store/gpu/lslab_types.h"
 #include "store/gpu/slab_pool.h"
 
 namespace kvcg::store::gpu {
@@ -41,7 +42,7 @@ class KeyRecordHeap {
   // Frees every chunk (nothing may be running).
   void Reset();
 
-  static uint64_t RecordBytes(uint32_t key_bytes) { return 16 + ((uint64_t(key_bytes) + 7) & ~7ull); }
+  static uint64_t RecordBytes(uint32_t key_bytes) { return KeyRecordBytes(key_bytes); }
 
  private:
   DeviceBudget* const budget_;

@@ -41,17 +41,18 @@ bool GpuSnapshotReader::Next(SnapshotChunk* chunk) {
       at_ += 16;
       continue;
     }
-    if (left < 16) break;
-    uint64_t blob = 0, lens = 0;
+    if (left < 24) break;
+    uint64_t blob = 0, lens = 0, expire_at = 0;
     std::memcpy(&blob, e, 8);
     std::memcpy(&lens, e + 8, 8);
+    std::memcpy(&expire_at, e + 16, 8);
     const uint32_t key_bytes = uint32_t(lens);
     const uint64_t size = SnapshotEntryBytes(true, key_bytes);
     if (size > left || blob == 0) break;
-    chunk->keys.emplace_back(e + 16, key_bytes);
+    chunk->keys.emplace_back(e + 8 * kRecordKeyWord, key_bytes);
     // ValueBlob: the size word, then the bytes (lslab_types.h).
     chunk->values.emplace_back(reinterpret_cast<const char*>(blob) + 8, size_t(lens >> 32));
-    chunk->expires.push_back(0);
+    chunk->expires.push_back(expire_at);
     at_ += size;
   }
   if (at_ < image_bytes_ && chunk->keys.size() < kChunkEntries) {

@@ -179,7 +179,7 @@ void GpuStore::Submit(Batch batch, Completion done) {
 
 void GpuStore::ReadCounters(DeviceCounters* out) const {
   std::lock_guard<std::mutex> lock(control_mu_);
-  static_assert(sizeof(DeviceCounters) == 48);
+  static_assert(sizeof(DeviceCounters) == 64);
   if (cudaMemcpyAsync(out, counters_, sizeof(*out), cudaMemcpyDeviceToHost, control_) !=
           cudaSuccess ||
       cudaStreamSynchronize(control_) != cudaSuccess) {
@@ -206,6 +206,8 @@ void GpuStore::WipeTable() {
     cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabBytes, control_);
     const unsigned long long zero[2] = {0, 0};  // keys, mem_bytes
     cudaMemcpyAsync(counters_, zero, sizeof(zero), cudaMemcpyHostToDevice, control_);
+    cudaMemcpyAsync(&counters_->volatile_keys, zero, sizeof(zero[0]), cudaMemcpyHostToDevice,
+                    control_);
     cudaStreamSynchronize(control_);
   }
   pool_->Reset();
@@ -218,6 +220,31 @@ void GpuStore::Clear() {
   pipeline_->Enqueue(r);
   std::unique_lock<std::mutex> lock(marker.mu);
   marker.cv.wait(lock, [&] { return marker.done; });
+}
+
+KeyspaceStats GpuStore::Keyspace() const {
+  DeviceCounters c;
+  ReadCounters(&c);
+  KeyspaceStats stats;
+  stats.keys = c.keys;
+  stats.volatile_keys = c.volatile_keys;
+  stats.avg_ttl_ms = c.volatile_keys == 0 ? 0 : pipeline_->avg_ttl_ms();
+  stats.expired_keys = c.expired_keys;
+  return stats;
+}
+
+uint64_t GpuStore::ReclaimExpired() { return ReclaimExpired(nullptr, nullptr); }
+
+uint64_t GpuStore::ReclaimExpired(uint64_t* passes, double* kernel_ms) {
+  SweepMarker marker;
+  auto* r = new Request;
+  r->sweep = &marker;
+  pipeline_->Enqueue(r);
+  std::unique_lock<std::mutex> lock(marker.mu);
+  marker.cv.wait(lock, [&] { return marker.done; });
+  if (passes != nullptr) *passes = marker.passes;
+  if (kernel_ms != nullptr) *kernel_ms = marker.kernel_ms;
+  return marker.removed;
 }
 
 Status GpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {

@@ -12,8 +12,14 @@
 // Clear() queues a marker behind the work submitted before it; the pipeline
 // wipes the table when it gets there. OpenSnapshot() queues a marker too;
 // the pipeline copies the table's index to page-locked host memory there
-// (pipeline_snapshot.cc). Neither may be called from a completion (the
+// (pipeline_snapshot.cc). ReclaimExpired() queues a sweep marker
+// (pipeline_expiry.cc). None of them may be called from a completion (the
 // pipeline thread would wait for itself).
+//
+// Expiry (general layout): each key record holds its expire-at; the L-Slab
+// kernel treats an expired key as absent (lazy expiry) and a sweep kernel
+// reclaims expired keys nobody touches (active expiry, expiry_kernels.h).
+// Layout::kFixed8 refuses every op with an expiry (kInvalidArgument).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -50,8 +56,15 @@ class GpuStore final : public Store {
   uint64_t MemoryBytes() const override;
   void Clear() override;
   StoreInfo Info() const override;
+  // keys, volatile and expired counts from the device counters; avg_ttl_ms
+  // from the last sweep.
+  KeyspaceStats Keyspace() const override;
+  uint64_t ReclaimExpired() override;
+  // ReclaimExpired, reporting how many sweep kernels ran and their device
+  // time (benchmarks).
+  uint64_t ReclaimExpired(uint64_t* passes, double* kernel_ms);
   // Store::OpenSnapshot. Errors: kInternal on a device failure, or when the
-  // page-locked memory for the image (16 bytes a key, fixed8; 16 + the key
+  // page-locked memory for the image (16 bytes a key, fixed8; 24 + the key
   // rounded up to 8, general) cannot be had.
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
   // Store::Scan: the cursor is a bucket index; a step copies a run of

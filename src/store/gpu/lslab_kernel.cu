@@ -13,192 +13,62 @@
 //      (general layout: hash matches, then an exact warp-wide compare of the
 //      key record's bytes against the batch's copy of the key);
 //   4. lane 0 performs the op and writes the result, then unlocks.
+// Expiry (general layout): a found key's expire-at is read only in a slab
+// with the volatile hint (lslab_types.h); an expired key is absent to the op
+// (lazy expiry) and a writer unlinks it first (the host frees its record
+// and blob: WriteOut). PUT/CAS store the op's expire-at (kKeepExpiry keeps
+// the key's; a past time deletes), EXPIRE (a flagged DELETE) sets it under
+// its condition. The volatile-key and expired-key counters follow.
 // Table words are read with ld.global.cg (L2, never a stale L1 line) and
 // written with st.global.cg; locks use acquire/release atomics.
 #include <cuda_runtime.h>
 
+#include "store/gpu/lslab_device.cuh"
 #include "store/gpu/lslab_kernel.h"
 
 namespace kvcg::store::gpu {
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-constexpr uint32_t kWriterBit = 0x80000000u;
-constexpr uint32_t kPoisonBit = 0x80000000u;
+constexpr uint64_t kKeepExpiryAt = ~0ull;  // kvcg::kKeepExpiry
 
-__device__ __forceinline__ uint64_t Ld(const uint64_t* p) {
-  return __ldcg(reinterpret_cast<const unsigned long long*>(p));
-}
-__device__ __forceinline__ void St(uint64_t* p, uint64_t v) {
-  __stcg(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-}
-__device__ __forceinline__ uint32_t LdVolatile(const uint32_t* p) {
-  return *reinterpret_cast<const volatile uint32_t*>(p);
-}
-__device__ __forceinline__ unsigned long long LdVolatile64(const unsigned long long* p) {
-  return *reinterpret_cast<const volatile unsigned long long*>(p);
+// Leader only: the counters' share of an unlinked entry.
+template <bool kGeneral>
+__device__ void ReleaseEntry(const TableView& t, uint64_t rec_hdr, bool was_volatile) {
+  const uint64_t charge = kGeneral
+                              ? uint64_t(uint32_t(rec_hdr)) + (rec_hdr >> 32) + t.entry_overhead
+                              : 16 + t.entry_overhead;
+  ReleaseCounter(&t.counters->keys, 1);
+  ReleaseCounter(&t.counters->mem_bytes, charge);
+  if (was_volatile) ReleaseCounter(&t.counters->volatile_keys, 1);
 }
 
-// Acquire/release atomics (PTX scope gpu) instead of relaxed atomics plus
-// __threadfence(): a full fence waits for every outstanding memory access of
-// the thread, which costs a round trip per lock operation.
-__device__ __forceinline__ uint32_t AtomAddAcquire(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ uint32_t AtomOrAcquire(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.acquire.gpu.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ void RedAddRelease(uint32_t* p, uint32_t v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void RedAndRelease(uint32_t* p, uint32_t v) {
-  asm volatile("red.release.gpu.global.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void RedOrRelease(uint32_t* p, uint32_t v) {
-  asm volatile("red.release.gpu.global.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ uint32_t LdAcquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ void ReadLock(uint32_t* lock) {
-  while (true) {
-    const uint32_t v = AtomAddAcquire(lock, 1u);
-    if ((v & kWriterBit) == 0) return;
-    atomicSub(lock, 1u);
-    while (LdVolatile(lock) & kWriterBit) __nanosleep(64);
-  }
-}
-__device__ void ReadUnlock(uint32_t* lock) { RedAddRelease(lock, 0xffffffffu); }
-__device__ void WriteLock(uint32_t* lock) {
-  while (AtomOrAcquire(lock, kWriterBit) & kWriterBit) __nanosleep(64);
-  while (LdAcquire(lock) != kWriterBit) __nanosleep(32);  // wait for readers to drain
-}
-__device__ void WriteUnlock(uint32_t* lock) { RedAndRelease(lock, ~kWriterBit); }
-
-// Counter reservations: exact against the configured limits (CAS loop),
-// a plain atomicAdd when there is no limit.
-__device__ bool ReserveCounter(unsigned long long* counter, unsigned long long max,
-                               unsigned long long amount) {
-  if (max == 0) {
-    atomicAdd(counter, amount);
-    return true;
-  }
-  unsigned long long cur = LdVolatile64(counter);
-  while (true) {
-    if (cur + amount > max || cur + amount < cur) return false;
-    const unsigned long long prev = atomicCAS(counter, cur, cur + amount);
-    if (prev == cur) return true;
-    cur = prev;
-  }
-}
-__device__ void ReleaseCounter(unsigned long long* counter, unsigned long long amount) {
-  atomicAdd(counter, 0ull - amount);
-}
-
-__device__ uint64_t* PoolSlab(const TableView& t, uint32_t idx) {
-  uint64_t* chunk =
-      *reinterpret_cast<uint64_t* const volatile*>(t.chunks + (idx >> kPoolChunkShift));
-  return chunk + uint64_t(idx & (kPoolChunkSlabs - 1)) * kSlabWords;
-}
-
-// Lane 0 only. A slab from this batch's allowance, then from the pool; 0 when
-// either is spent.
-__device__ uint32_t AllocSlab(const TableView& t, const ArbView& a) {
-  if (atomicSub(a.slab_allowance, 1) <= 0) {
-    atomicAdd(a.slab_allowance, 1);
-    return 0;
-  }
-  DeviceCounters* c = t.counters;
-  unsigned long long cur = LdVolatile64(&c->slabs_next);
-  while (true) {
-    if (cur >= LdVolatile64(&c->slabs_capacity)) {
-      atomicAdd(a.slab_allowance, 1);
-      return 0;
-    }
-    const unsigned long long prev = atomicCAS(&c->slabs_next, cur, cur + 1);
-    if (prev == cur) return uint32_t(cur);
-    cur = prev;
-  }
-}
-
-struct Op {
-  uint64_t hash, key, ctl, value, expected, rec;
-  uint32_t vlen;
-};
-
-// A tile of kTile lanes (32: the whole warp, the paper's scheme; 8 or 16:
-// 4 or 2 independent ops per warp in flight, each probed by fewer lanes
-// reading 32 / kTile words each). Shuffles and ballots stay inside the tile.
-template <int kTile>
-struct Tile {
-  static constexpr int kWords = 32 / kTile;  // slab words per lane and half-slab
-  uint32_t lane;  // 0..kTile-1
-  uint32_t base;  // first warp lane of the tile
-  unsigned mask;
-  __device__ explicit Tile(uint32_t warp_lane)
-      : lane(warp_lane % kTile),
-        base(warp_lane - warp_lane % kTile),
-        mask(kTile == 32 ? kFull : ((1u << kTile) - 1) << (warp_lane - warp_lane % kTile)) {}
-  template <typename T>
-  __device__ T Shfl(T v, int src) const {
-    return __shfl_sync(mask, v, src, kTile);
-  }
-  // Bit i set for tile lane i.
-  __device__ uint32_t Ballot(bool p) const {
-    const uint32_t b = __ballot_sync(mask, p);
-    return kTile == 32 ? b : (b >> base) & ((1u << kTile) - 1);
-  }
-  __device__ bool All(bool p) const { return __all_sync(mask, p); }
-  __device__ void Sync() const { __syncwarp(mask); }
-};
-
-// General layout: does key record `rec` hold exactly the op's key? Tile-wide.
-template <int kTile>
-__device__ bool KeyEquals(const uint64_t* rec, const Op& op, const ArbView& a, const Tile<kTile>& tile) {
-  const uint32_t klen = uint32_t(op.key >> 32);
-  if (uint32_t(Ld(rec + 1)) != klen) return false;
-  const uint32_t words = (klen + 7) / 8;
-  const uint64_t* mine = a.arena + uint32_t(op.key) / 8;
-  bool eq = true;
-  for (uint32_t w = tile.lane; w < words; w += kTile) eq &= Ld(rec + 2 + w) == mine[w];
-  return tile.All(eq);
-}
-
-// General layout: does ValueBlob `blob` (pinned host memory) hold exactly the
-// expected bytes? Tile-wide; the caller checked the lengths.
-template <int kTile>
-__device__ bool BlobEquals(const uint64_t* blob, uint32_t len, const uint64_t* want,
-                           const Tile<kTile>& tile) {
-  const uint32_t words = (len + 7) / 8;
-  bool eq = true;
-  for (uint32_t w = tile.lane; w < words; w += kTile) {
-    uint64_t x = *reinterpret_cast<const volatile uint64_t*>(blob + 1 + w) ^ want[w];
-    if (w == words - 1 && (len & 7) != 0) x &= (1ull << (8 * (len & 7))) - 1;
-    eq &= x == 0;
-  }
-  return tile.All(eq);
+// Leader only, general layout: key record `rec` in `slab` (meta word
+// `meta`) now expires at `want` instead of `cur`; keeps the slab's volatile
+// hint and the volatile-key count.
+__device__ void SetExpire(const TableView& t, uint64_t* slab, uint64_t meta, uint64_t* rec,
+                          uint64_t cur, uint64_t want) {
+  if (want == cur) return;
+  St(rec + kRecordExpireWord, want);
+  if (want != 0 && (meta & kVolatileBit) == 0) St(slab + kMetaWord, meta | kVolatileBit);
+  if (cur == 0) atomicAdd(&t.counters->volatile_keys, 1ull);
+  else if (want == 0) ReleaseCounter(&t.counters->volatile_keys, 1);
 }
 
 template <bool kGeneral, int kTile>
 __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
                           bool skip, const Tile<kTile>& tile, uint8_t* code_out,
-                          uint64_t* value_out, uint32_t* len_out, uint64_t* rec_out) {
+                          uint64_t* value_out, uint32_t* len_out, uint64_t* rec_out,
+                          uint64_t* exp_out) {
   constexpr int kW = Tile<kTile>::kWords;
   const bool leader = tile.lane == 0;
   const uint32_t type = uint32_t(op.ctl & 3);
-  const bool expect_absent = (op.ctl >> 2) & 1;
+  const bool flag = (op.ctl >> 2) & 1;  // CAS: expect_absent; DELETE: it is an EXPIRE
   const uint32_t group = uint32_t(op.ctl >> 3) & kMaxGroups;
   const uint32_t need = uint32_t(op.ctl >> 32);
 
   uint8_t code = kResNotFound;
   uint64_t rv = 0, rr = 0;
+  uint64_t cur_exp = 0;  // the found key's expire-at (general; 0 = none)
   uint32_t rlen = 0;
 
   int poisoned = 0;
@@ -287,39 +157,75 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       slab = PoolSlab(t, next);
     }
 
-    // The value before the op (general: the record's blob handle).
+    // The value before the op (general: the record's blob handle) and, in a
+    // slab with the volatile hint, the key's expire-at.
     uint64_t* rec = kGeneral && found >= 0 ? reinterpret_cast<uint64_t*>(found_vw) : nullptr;
     uint64_t rec_hdr = 0;
+    DeviceCounters* ctr = t.counters;
     if (found >= 0) {
       code = kResOk;
       if (kGeneral) {
         rv = Ld(rec);
         rec_hdr = Ld(rec + 1);
         rlen = uint32_t(rec_hdr >> 32);
+        if (found_meta & kVolatileBit) cur_exp = Ld(rec + kRecordExpireWord);
+        if (Expired(cur_exp, a.now)) {
+          // Lazy expiry: the key is absent to this op. A writer unlinks it
+          // first (rr, rv, rlen tell the host what to free; the result is
+          // "not found" all the same) and may insert into its slot.
+          if (writer) {
+            found_meta &= ~(1ull << found);
+            if (leader) {
+              St(found_slab + kMetaWord, found_meta);
+              ReleaseEntry<kGeneral>(t, rec_hdr, true);
+              atomicAdd(&ctr->expired_keys, 1ull);
+            }
+            rr = found_vw;
+            free_slot = found;
+            free_slab = found_slab;
+            free_meta = found_meta;
+          } else {
+            rv = 0;
+            rlen = 0;
+          }
+          found = -1;
+          code = kResNotFound;
+          cur_exp = 0;
+        }
       } else {
         rv = found_vw;
       }
     }
-    DeviceCounters* ctr = t.counters;
 
     if (type == kOpDelete) {
       if (found >= 0) {
-        if (leader) {
-          St(found_slab + kMetaWord, found_meta & ~(1ull << found));
-          const uint64_t charge =
-              kGeneral ? uint64_t(uint32_t(rec_hdr)) + (rec_hdr >> 32) + t.entry_overhead
-                       : 16 + t.entry_overhead;
-          ReleaseCounter(&ctr->keys, 1);
-          ReleaseCounter(&ctr->mem_bytes, charge);
+        // DELETE unlinks; EXPIRE (flag) sets the expire-at when its
+        // condition holds, and unlinks for a time already past.
+        bool unlink = !flag;
+        if (kGeneral && flag) {
+          const uint64_t want = op.expire;
+          if (want != kKeepExpiryAt && ConditionHolds(op.vlen, cur_exp, want)) {
+            if (Expired(want, a.now)) {
+              unlink = true;
+            } else if (leader) {
+              SetExpire(t, found_slab, found_meta, rec, cur_exp, want);
+            }
+          }
         }
-        if (kGeneral) rr = found_vw;
+        if (unlink) {
+          if (leader) {
+            St(found_slab + kMetaWord, found_meta & ~(1ull << found));
+            ReleaseEntry<kGeneral>(t, rec_hdr, cur_exp != 0);
+          }
+          if (kGeneral) rr = found_vw;
+        }
       }
     } else if (type == kOpPut || type == kOpCas) {
       bool store = true;
       if (type == kOpCas) {
         if (found < 0) {
-          store = expect_absent;
-        } else if (expect_absent) {
+          store = flag;  // expect_absent
+        } else if (flag) {
           store = false;
         } else if (!kGeneral) {
           store = rv == op.expected;
@@ -328,6 +234,20 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           store = elen == uint32_t(rec_hdr >> 32) &&
                   BlobEquals<kTile>(reinterpret_cast<const uint64_t*>(rv), elen,
                                     a.arena + uint32_t(op.expected) / 8, tile);
+        }
+      }
+      // The expire-at to store (general): kKeepExpiry keeps the key's.
+      const uint64_t want = !kGeneral ? 0 : op.expire == kKeepExpiryAt ? cur_exp : op.expire;
+      if (kGeneral && store && Expired(want, a.now)) {
+        // Stored and expired at once: a present key goes (the result is its
+        // previous value, as a PUT's), an absent one is never inserted.
+        store = false;
+        if (found >= 0) {
+          if (leader) {
+            St(found_slab + kMetaWord, found_meta & ~(1ull << found));
+            ReleaseEntry<kGeneral>(t, rec_hdr, cur_exp != 0);
+          }
+          rr = found_vw;
         }
       }
       if (store && found >= 0) {
@@ -344,6 +264,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
             if (ok) {
               St(rec, op.value);
               St(rec + 1, uint64_t(uint32_t(rec_hdr)) | (uint64_t(op.vlen) << 32));
+              SetExpire(t, found_slab, found_meta, rec, cur_exp, want);
             }
           }
           ok = tile.Shfl(ok, 0);
@@ -402,10 +323,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           if (kGeneral) {
             uint64_t* r = reinterpret_cast<uint64_t*>(op.rec);
             const uint64_t* src = a.arena + uint32_t(op.key) / 8;
-            for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) St(r + 2 + w, src[w]);
+            for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) {
+              St(r + kRecordKeyWord + w, src[w]);
+            }
             if (leader) {
               St(r, op.value);
               St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
+              St(r + kRecordExpireWord, want);
+              if (want != 0) {
+                meta_w |= kVolatileBit;
+                atomicAdd(&ctr->volatile_keys, 1ull);
+              }
             }
           }
           if (leader) {
@@ -413,7 +341,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
             St(slab_w + 32 + slot, kGeneral ? op.rec : op.value);
             St(slab_w + kMetaWord, meta_w | (1ull << slot));
             if (free_slot < 0) {
-              St(last_slab + kMetaWord, (uint64_t(new_slab) << 32) | (last_meta & 0x7fffffffull));
+              // Keeps the last slab's bitmap and volatile hint.
+              St(last_slab + kMetaWord, (uint64_t(new_slab) << 32) | (last_meta & 0xffffffffull));
             }
           }
           code = kResNotFound | kResStored;
@@ -440,6 +369,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   *value_out = rv;
   *len_out = rlen;
   *rec_out = rr;
+  *exp_out = cur_exp;
 }
 
 // The op's result in kvcg's form (leader lane): a Code byte, the value as a
@@ -448,7 +378,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 // than in a separate kernel: one launch less per ARB.
 template <bool kGeneral>
 __device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t raw, uint64_t rv,
-                             uint32_t rlen, uint64_t rr) {
+                             uint32_t rlen, uint64_t rr, uint64_t exp) {
   // kvcg::Code values (kvcg/status.h).
   constexpr uint8_t kOk = 0, kNotFound = 1, kCapacity = 5, kInternal = 8;
   uint8_t code;
@@ -471,6 +401,7 @@ __device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t ra
     uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
     v[0] = found ? rv + 8 : 0;  // ValueBlob: size word, then the bytes
     v[1] = found ? rlen : 0;
+    if (a.out_expires != nullptr) a.out_expires[i] = found ? exp : 0;
     const uint32_t w = a.wslot[i];
     if (w != ~0u) {
       uint64_t* o = a.out_writes + 3 * size_t(w);
@@ -509,6 +440,7 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       if (kGeneral) {
         mine.rec = a.rec[i];
         mine.vlen = a.vlen[i];
+        if (a.expire != nullptr) mine.expire = a.expire[i];
       }
     }
     uint32_t todo = tile.Ballot(active);
@@ -523,15 +455,16 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       op.expected = tile.Shfl(mine.expected, leader);
       op.rec = tile.Shfl(mine.rec, leader);
       op.vlen = tile.Shfl(mine.vlen, leader);
+      op.expire = kGeneral ? tile.Shfl(mine.expire, leader) : 0;
       const bool skip = tile.Shfl(int(my_skip), leader) != 0;
       uint8_t code;
-      uint64_t rv, rr;
+      uint64_t rv, rr, exp;
       uint32_t rlen;
-      ProcessOp<kGeneral, kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr);
+      ProcessOp<kGeneral, kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp);
       if (tile.lane == 0) {
         const uint32_t idx = base + leader;
         if (a.out_codes != nullptr) {
-          WriteOutputs<kGeneral>(a, idx, skip, code, rv, rlen, rr);
+          WriteOutputs<kGeneral>(a, idx, skip, code, rv, rlen, rr, exp);
         } else {
           a.res_code[idx] = code;
           a.res_value[idx] = rv;

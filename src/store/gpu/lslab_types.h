@@ -25,7 +25,9 @@
 // General layout key record (device memory, host-allocated, 16-byte aligned):
 //   word 0: value handle = host pointer to a ValueBlob (pinned, mapped)
 //   word 1: key length (low 32) | value length (high 32)
-//   words 2..: key bytes, zero-padded to a multiple of 8
+//   word 2: expire-at (kvcg/batch.h: ms since the epoch; 0 = none)
+//   words 3..: key bytes, zero-padded to a multiple of 8
+// fixed8 stores no expiry (its ops with one are refused before the kernel).
 // ValueBlob (pinned host memory, visible to the device through UVA):
 //   word 0: size; then the bytes (the tail of the last word is garbage: every
 //   compare masks it).
@@ -49,12 +51,23 @@ constexpr uint64_t kSlabBytes = kSlabWords * 8;
 constexpr uint32_t kPoolChunkShift = 16;  // 65536 slabs = 32 MiB per chunk
 constexpr uint32_t kPoolChunkSlabs = 1u << kPoolChunkShift;
 constexpr uint32_t kMaxPoolChunks = 1u << 15;  // 2^31 slabs = 1 TiB: never the limit
+constexpr uint64_t kVolatileBit = 1ull << 31;  // meta: the slab's volatile hint
+constexpr uint32_t kRecordExpireWord = 2;      // general key record: expire-at
+constexpr uint32_t kRecordKeyWord = 3;         // general key record: first key word
+
+// Record bytes of a key of `key_bytes` (general layout).
+KVCG_HD inline uint64_t KeyRecordBytes(uint32_t key_bytes) {
+  return 8ull * kRecordKeyWord + ((uint64_t(key_bytes) + 7) & ~7ull);
+}
 
 enum OpCode : uint32_t { kOpGet = 0, kOpPut = 1, kOpDelete = 2, kOpCas = 3 };
 
-// ctl word of an ARB op: type (bits 0..1) | expect_absent (bit 2) |
+// ctl word of an ARB op: type (bits 0..1) | flag (bit 2) |
 // group (bits 3..31, 0 = the only op on its key in this batch) |
 // need (bits 32..63: how many of the group's earlier ops must be done first).
+// The flag is expect_absent for kOpCas and "kExpire" for kOpDelete: an
+// EXPIRE is a writer that may delete, so it rides on DELETE's type instead
+// of taking a third type bit (which would take a bit from the group field).
 constexpr uint64_t MakeCtl(uint32_t type, bool expect_absent, uint32_t group, uint32_t need) {
   return uint64_t(type) | (uint64_t(expect_absent) << 2) | (uint64_t(group) << 3) |
          (uint64_t(need) << 32);
@@ -80,6 +93,8 @@ struct DeviceCounters {
   unsigned long long slabs_capacity;  // pool indices < this are backed by memory
   unsigned long long max_keys;        // 0 = unlimited
   unsigned long long max_mem;         // 0 = unlimited
+  unsigned long long volatile_keys;   // stored keys with an expire-at (general)
+  unsigned long long expired_keys;    // reclaimed because expired, since the store opened
 };
 
 struct TableView {
@@ -105,6 +120,15 @@ struct ArbView {
   uint32_t* done;           // per group: ops done (bit 31: an op asked to retry; index 0 unused)
   int* slab_allowance;      // pool slabs this batch may still take (the host reserved them)
   const uint64_t* arena;    // general: key and expected bytes, 8-byte aligned, zero-padded
+  // Expiry (general layout). expire: per op, or null when no batch of the
+  // ARB carries one (then every op's is kNoExpiry); PUT/CAS: the expire-at
+  // to store (kKeepExpiry keeps the key's), EXPIRE: the one asked for (its
+  // ExpireCondition travels in vlen, unused by EXPIRE). now: the store's
+  // clock at launch; an entry with 0 < expire-at <= now is absent (lazy
+  // expiry), and a writer that meets it unlinks it first.
+  const uint64_t* expire;
+  uint64_t now;
+  uint64_t* out_expires;    // per op, or null: the expire-at of the value found
   const uint8_t* skip;      // per op, or null: nonzero = the kvcg::Code the op was
                             // answered with already (bad input); it only takes part
                             // in its group's order

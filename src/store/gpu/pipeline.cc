@@ -38,6 +38,9 @@ Pipeline::Pipeline(GpuStore* store, DeviceBudget* budget, PinnedMemory* pinned)
       records_(budget),
       values_(std::make_unique<ValueHeap>()),
       epochs_(pinned),
+      sweep_period_ns_(store->general() && store->config().active_expiry_hz != 0
+                           ? 1000000000ull / store->config().active_expiry_hz
+                           : 0),
       profile_(std::getenv("KVCG_GPU_PROFILE") != nullptr) {}
 
 Pipeline::~Pipeline() {
@@ -52,6 +55,10 @@ Pipeline::~Pipeline() {
     if (s.stream != nullptr) cudaStreamDestroy(s.stream);
   }
   if (snapshot_totals_ != nullptr) cudaFree(snapshot_totals_);
+  if (sweep_totals_ != nullptr) cudaFree(sweep_totals_);
+  if (sweep_list_ != nullptr) cudaFreeHost(sweep_list_);
+  if (sweep_t0_ != nullptr) cudaEventDestroy(sweep_t0_);
+  if (sweep_t1_ != nullptr) cudaEventDestroy(sweep_t1_);
 }
 
 cudaError_t Pipeline::Start() {
@@ -130,11 +137,14 @@ Pipeline::Slot& Pipeline::FreeSlot(const Slot* except) {
 void Pipeline::Run() {
   while (true) {
     epochs_.Collect();
+    MaybeSweep();
     if (marker_ != nullptr) {
       Request* m = marker_;
       marker_ = nullptr;
       if (m->clear != nullptr) {
         HandleClear(m);
+      } else if (m->sweep != nullptr) {
+        HandleSweep(m);
       } else {
         HandleSnapshot(m);
       }
@@ -151,9 +161,20 @@ void Pipeline::Run() {
       }
       std::unique_lock<std::mutex> lock(mu_);
       sleeping_.store(true, std::memory_order_seq_cst);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      // Sleep until work comes, or until the next periodic sweep is due.
+      const uint64_t sweep_at = NextSweepNs();
+      if (sweep_at == 0) {
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      } else {
+        const uint64_t now = NowNs();
+        cv_.wait_for(lock, std::chrono::nanoseconds(sweep_at > now ? sweep_at - now : 0),
+                     [&] { return stop_ || !queue_.empty(); });
+      }
       sleeping_.store(false, std::memory_order_relaxed);
-      if (queue_.empty()) break;  // stopping, and everything is done
+      if (queue_.empty()) {
+        if (stop_) break;  // stopping, and everything is done
+        continue;          // a sweep is due
+      }
     }
     Slot& s = FreeSlot();
     bool gathered;
@@ -307,14 +328,14 @@ void Pipeline::FreeWrites(Slot& s) {
     const WriteRef& w = s.writes[j];
     const uint8_t code = uint8_t(wo[j].raw) & 0x7f;  // L-Slab ResCode
     const bool stored = (wo[j].raw & kResStored) != 0;
-    if (w.type == OpType::kDelete) {
-      if (code == kResOk) {
-        epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
-                       wo[j].old_len);
-        records_.Free(wo[j].old_rec, w.klen);
-      }
-      continue;
+    // An unlinked entry (DELETE, an EXPIRE or PUT/CAS to a past time, or an
+    // expired key a writer met): its record and value go.
+    if (wo[j].old_rec != 0) {
+      epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
+                     wo[j].old_len);
+      records_.Free(wo[j].old_rec, w.klen);
     }
+    if (w.type == OpType::kDelete || w.type == OpType::kExpire) continue;
     if (w.blob == nullptr) {
       if (w.rec != 0) records_.Free(w.rec, w.klen);
       continue;
@@ -322,7 +343,7 @@ void Pipeline::FreeWrites(Slot& s) {
     if (!stored) {  // condition failed, capacity, or to be retried (re-allocated then)
       values_->Free(w.blob, w.vlen);
       if (w.rec != 0) records_.Free(w.rec, w.klen);
-    } else if (code == kResOk) {  // replaced: the key's record already existed
+    } else if (code == kResOk) {  // replaced in place: the key's record already existed
       if (w.rec != 0) records_.Free(w.rec, w.klen);
       epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
                      wo[j].old_len);
@@ -335,6 +356,8 @@ void Pipeline::RunRetries(Slot& s) {
   // Only an ARB that ran alone on a partial allowance gets here (pipeline.h).
   uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
   char* values = s.arb->out + s.out_values;
+  uint64_t* expires =
+      s.with_expires ? reinterpret_cast<uint64_t*>(s.arb->out + s.out_expires) : nullptr;
   struct Ref {
     uint32_t req, local;
   };
@@ -368,6 +391,7 @@ void Pipeline::RunRetries(Slot& s) {
           continue;
         }
         const std::string_view v = res.value(j);
+        if (expires != nullptr) expires[op] = res.expire_at(j);
         if (general_) {
           reinterpret_cast<ValueRef*>(values)[op] = ValueRef{v.data(), v.size()};
         } else {
@@ -406,6 +430,8 @@ void Pipeline::Deliver(Slot& s) {
   ResultEpochs::Arb* arb = s.arb;
   const Code* codes = reinterpret_cast<const Code*>(arb->out + s.out_codes);
   const char* values = arb->out + s.out_values;
+  const uint64_t* expires =
+      s.with_expires ? reinterpret_cast<const uint64_t*>(arb->out + s.out_expires) : nullptr;
   arb->refs.fetch_add(uint32_t(s.reqs.size()), std::memory_order_relaxed);
   for (size_t r = 0; r < s.reqs.size(); ++r) {
     Request* req = s.reqs[r];
@@ -413,7 +439,7 @@ void Pipeline::Deliver(Slot& s) {
     const size_t n = req->batch.size();
     auto lease = std::make_unique<ResultEpochs::Lease>(arb);
     Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
-                                     std::move(lease))
+                                     std::move(lease), expires != nullptr ? expires + b : nullptr)
                            : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
                                      std::move(lease));
     Store::Completion done = std::move(req->done);
@@ -453,6 +479,7 @@ void Pipeline::HandleClear(Request* r) {
   // memory no consumer reads: free them now. Blobs may still be read
   // through Results: the whole heap goes when those are released.
   records_.Reset();
+  may_have_volatile_ = false;  // the table is empty
   epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
   values_ = std::make_unique<ValueHeap>();
   ClearMarker* m = r->clear;

@@ -42,6 +42,10 @@
 // it, wipes the table, starts new heaps (the old value heap is retired as a
 // whole, since Results may still point into it) and goes on.
 //
+// Expiry sweeps (pipeline_expiry.cc) run at the same kind of point: the
+// periodic one (Config::active_expiry_hz, only while keys may have TTLs)
+// drains what is in flight first; ReclaimExpired() is a marker.
+//
 // OpenSnapshot() is a marker too: with everything before it completed and
 // nothing after it launched, the thread copies the table to page-locked
 // host memory (snapshot_kernels.h) and begins an epoch that the reader holds
@@ -64,6 +68,7 @@
 #include "kvcg/store.h"
 #include "store/gpu/arb_kernels.h"
 #include "store/gpu/device_heaps.h"
+#include "store/gpu/expiry_kernels.h"
 #include "store/gpu/pinned_memory.h"
 #include "store/gpu/result_epochs.h"
 #include "store/gpu/snapshot_kernels.h"
@@ -107,13 +112,24 @@ struct SnapshotMarker {
   std::unique_ptr<SnapshotReader> reader;
 };
 
-// One Submit call, or a Clear or snapshot marker.
+// ReclaimExpired(): the caller waits for the pipeline's full sweep.
+struct SweepMarker {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  uint64_t removed = 0;  // entries reclaimed
+  uint64_t passes = 0;   // sweep kernels run (more than one when the list filled)
+  double kernel_ms = 0;  // device time of those kernels
+};
+
+// One Submit call, or a Clear, snapshot or sweep marker.
 struct Request {
   Batch batch;
   Store::Completion done;
   ClearMarker* clear = nullptr;
   SnapshotMarker* snapshot = nullptr;
-  bool marker() const { return clear != nullptr || snapshot != nullptr; }
+  SweepMarker* sweep = nullptr;
+  bool marker() const { return clear != nullptr || snapshot != nullptr || sweep != nullptr; }
 };
 
 class Pipeline {
@@ -132,6 +148,9 @@ class Pipeline {
   void Enqueue(Request* r);
   // Finishes everything queued, then stops the thread. Idempotent.
   void Stop();
+  // The mean remaining TTL of the volatile keys at the last full sweep (ms;
+  // 0 = none or unknown). Thread-safe.
+  uint64_t avg_ttl_ms() const { return avg_ttl_ms_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr int kSlots = 3;
@@ -162,7 +181,9 @@ class Pipeline {
     DevBuf in, work, out;  // in: input blocks, then the aux region
     ResultEpochs::Arb* arb = nullptr;
     std::vector<WriteRef> writes;
-    size_t out_codes = 0, out_values = 0, out_writes = 0, out_hdr = 0;
+    size_t out_codes = 0, out_values = 0, out_writes = 0, out_expires = 0, out_hdr = 0;
+    bool has_expiry = false;    // a batch of the ARB carries expiry columns
+    bool with_expires = false;  // the output holds an expire-at per op
     uint64_t storing = 0, reserved = 0;
     bool exclusive = false, pool_exhausted = false, launched_ok = false;
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
@@ -190,6 +211,16 @@ class Pipeline {
   void FreeWrites(Slot& s);
   void HandleClear(Request* r);
   void HandleSnapshot(Request* r);
+  // Expiry sweeps (pipeline_expiry.cc). HandleSweep: a ReclaimExpired
+  // marker, sweeps until nothing expired is left. MaybeSweep: the periodic
+  // sweep (Config::active_expiry_hz), when one is due. SweepPass: with
+  // nothing in flight, one sweep kernel and the frees of what it unlinked;
+  // false on a device failure.
+  void HandleSweep(Request* r);
+  void MaybeSweep();
+  bool SweepPass(uint64_t now, uint64_t* removed, bool* more, float* kernel_ms);
+  // Steady-clock ns of the next periodic sweep; 0 = none is due (no TTLs).
+  uint64_t NextSweepNs() const;
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
   // Buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
@@ -221,6 +252,18 @@ class Pipeline {
   ResultEpochs epochs_;
   cudaError_t sticky_ = cudaSuccess;  // a failed device: answer kInternal from now on
   SnapshotTotals* snapshot_totals_ = nullptr;  // device; made at the first snapshot
+
+  // Expiry. may_have_volatile_: a batch with expiry ran since the last
+  // Clear or sweep that found no volatile key left (general layout); while
+  // false, results carry no expire column and no sweep runs.
+  bool may_have_volatile_ = false;
+  const uint64_t sweep_period_ns_;  // 0: no periodic sweep
+  uint64_t last_sweep_ns_ = 0;
+  SweepTotals* sweep_totals_ = nullptr;  // device; made at the first sweep
+  Reclaimed* sweep_list_ = nullptr;      // page-locked, mapped
+  uint64_t sweep_list_cap_ = 0;                 // entries
+  cudaEvent_t sweep_t0_ = nullptr, sweep_t1_ = nullptr;
+  std::atomic<uint64_t> avg_ttl_ms_{0};
 
   // Where the thread's time goes (ns), printed to stderr at Stop() when
   // KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.

@@ -36,6 +36,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   std::vector<ArbSegment> segs(s.reqs.size());
   std::vector<PutEntry> puts;
   size_t input = 0;
+  s.has_expiry = false;
   for (size_t r = 0; r < s.reqs.size(); ++r) {
     const Batch& b = s.reqs[r]->batch;
     const BlockLayout l = LayoutOf(b, general_);
@@ -47,6 +48,9 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     g.types = input + l.types;
     g.expected = l.expected == SIZE_MAX ? ~0ull : input + l.expected;
     g.values = l.values == SIZE_MAX ? 0 : input + l.values;
+    g.expire = l.expire == SIZE_MAX ? ~0ull : input + l.expire;
+    g.cond = l.cond == SIZE_MAX ? ~0ull : input + l.cond;
+    if (b.has_expiry()) s.has_expiry = true;
     g.key_bytes = input + l.key_bytes;
     g.value_bytes = l.value_bytes == SIZE_MAX ? 0 : input + l.value_bytes;
     input += l.size;
@@ -56,17 +60,19 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     }
     // Writes only: a GET costs the host nothing here. A stored value gets a
     // blob address; the GPU fills it when the batch's values travel with it
-    // (arb_layout.h), else the host copies it here.
+    // (arb_layout.h), else the host copies it here. An EXPIRE is a write op
+    // without memory of its own (it may unlink a key the host then frees).
     StageTimer timer(profile_, &prof_.writes);
     const bool device_copy = DeviceCopiesValues(b, general_);
     const OpType* types = b.types();
     for (size_t i = 0; i < b.size(); ++i) {
       const OpType t = types[i];
-      if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kCompareAndSwap)) continue;
+      if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kExpire)) continue;
       const uint32_t op = s.begin[r] + uint32_t(i);
       const uint32_t vlen = b.value_lens()[i];
       WriteRef w{op, uint32_t(b.keys()[i] >> 32), vlen, t, nullptr, 0};
-      if (t != OpType::kDelete && CheckOperation(config, b, i) == Code::kOk) {
+      if ((t == OpType::kPut || t == OpType::kCompareAndSwap) &&
+          CheckOperation(config, b, i) == Code::kOk) {
         uint64_t src = ~0ull;
         if (device_copy && vlen <= kDeviceCopyMaxValue) {
           w.blob = values_->Reserve(vlen);
@@ -81,6 +87,15 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
       s.writes.push_back(w);
     }
   }
+
+  // From this ARB on the table may hold keys with an expire-at: results
+  // carry an expire column (until a sweep or Clear finds none left).
+  // The first periodic sweep comes a period after the first TTL, not at once.
+  if (general_ && s.has_expiry && !may_have_volatile_) {
+    may_have_volatile_ = true;
+    last_sweep_ns_ = NowNs();
+  }
+  s.with_expires = general_ && may_have_volatile_;
 
   // Key offsets inside the input region are 32 bits (ArbView). Only a lone
   // batch can be this large (Gather); it is refused whole.
@@ -129,6 +144,8 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   out += A64(n * (general_ ? sizeof(ValueRef) : 8));
   s.out_writes = out;
   out += A64(s.writes.size() * sizeof(WriteOut));
+  s.out_expires = out;
+  if (s.with_expires) out += A64(n * 8);
   s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag
   out += 64;
   s.arb = epochs_.Begin(out);
@@ -163,6 +180,8 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
                w_wslot = take(n * 4), w_hkey = take(n * 4), w_sorted = take(n * 4),
                w_idx_in = take(n * 4), w_idx_out = take(n * 4), w_marks = take(n * 8),
                w_marks_scan = take(n * 8), w_temp = take(temp);
+  const bool expire_column = general_ && s.has_expiry;
+  const size_t w_expire = expire_column ? take(n * 8) : 0;
 
   const size_t stage_need = input + aux;
   if (s.stage_cap < stage_need) {
@@ -273,6 +292,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   a.marks = reinterpret_cast<int2*>(w + w_marks);
   a.marks_scan = reinterpret_cast<int2*>(w + w_marks_scan);
   a.temp = temp != 0 ? w + w_temp : nullptr;
+  a.expire = expire_column ? reinterpret_cast<uint64_t*>(w + w_expire) : nullptr;
   a.temp_bytes = temp;
 
   ArbView v{};
@@ -294,6 +314,10 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.out_writes = reinterpret_cast<uint64_t*>(s.out.p + s.out_writes);
   v.wslot = a.wslot;
   v.retry_flag = a.hdr + 2;
+  v.expire = a.expire;
+  v.now = store_->config().clock();
+  v.out_expires =
+      s.with_expires ? reinterpret_cast<uint64_t*>(s.out.p + s.out_expires) : nullptr;
 
   uint64_t t1 = profile_ ? NowNs() : 0;
   if (profile_) prof_.copies += t1 - t0;

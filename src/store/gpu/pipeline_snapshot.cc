@@ -62,8 +62,10 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
   const uint64_t buckets = 1ull << table.bucket_bits;
   const BucketRange range{begin < buckets ? begin : buckets, end < buckets ? end : buckets};
 
+  // One clock reading for both passes: they must agree on what expired.
+  const uint64_t now = store_->config().clock();
   SnapshotTotals counted{};
-  err = SnapshotCount(general_, table, range, snapshot_totals_, st);
+  err = SnapshotCount(general_, table, range, now, snapshot_totals_, st);
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(&counted, snapshot_totals_, sizeof(counted), cudaMemcpyDeviceToHost, st);
   }
@@ -84,7 +86,7 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
                               cudaGetErrorString(err));
     }
     SnapshotTotals dumped{};
-    err = SnapshotDump(general_, table, range, image, bytes, snapshot_totals_, st);
+    err = SnapshotDump(general_, table, range, now, image, bytes, snapshot_totals_, st);
     if (err == cudaSuccess) {
       err = cudaMemcpyAsync(&dumped, snapshot_totals_, sizeof(dumped), cudaMemcpyDeviceToHost, st);
     }

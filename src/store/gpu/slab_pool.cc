@@ -113,6 +113,11 @@ cudaError_t SlabPool::Reset() {
   return err;
 }
 
+uint64_t SlabPool::used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_ - 1;
+}
+
 uint64_t SlabPool::capacity() const {
   std::lock_guard<std::mutex> lock(mu_);
   return capacity_;

@@ -65,6 +65,8 @@ class SlabPool {
 
   uint64_t capacity() const;
   uint64_t chunk_count() const;
+  // Overflow slabs taken so far (benchmarks: the table's size).
+  uint64_t used() const;
   // The first CUDA error met while growing (cudaSuccess if none).
   cudaError_t error() const { return error_.load(); }
 

@@ -56,18 +56,25 @@ __device__ __forceinline__ uint64_t WarpInclusiveScan(uint64_t v, uint32_t lane)
   return v;
 }
 
-// The key record of slot `lane` of `slab`, and its image bytes (0 if the
-// slot is empty or the lane is 31).
-__device__ __forceinline__ uint64_t RecordOf(const uint64_t* slab, bool occupied, uint32_t lane,
-                                             const uint64_t** rec) {
+// The key record of slot `lane` of `slab` (meta word `meta`), and its
+// image bytes: 0 if the slot is empty, the lane is 31 or the entry expired
+// at `now` (its expire-at is read only in a slab with the volatile hint).
+__device__ __forceinline__ uint64_t RecordOf(const uint64_t* slab, uint64_t meta, bool occupied,
+                                             uint32_t lane, uint64_t now, const uint64_t** rec) {
   *rec = nullptr;
   if (!occupied) return 0;
-  *rec = reinterpret_cast<const uint64_t*>(Ld(slab + 32 + lane));
-  return SnapshotEntryBytes(true, uint32_t(Ld(*rec + 1)));
+  const uint64_t* r = reinterpret_cast<const uint64_t*>(Ld(slab + 32 + lane));
+  if (meta & kVolatileBit) {
+    const uint64_t exp = Ld(r + kRecordExpireWord);
+    if (exp != 0 && exp <= now) return 0;
+  }
+  *rec = r;
+  return SnapshotEntryBytes(true, uint32_t(Ld(r + 1)));
 }
 
 template <bool kGeneral>
-__global__ void __launch_bounds__(kBlockThreads) CountKernel(TableView t, uint64_t begin, uint64_t end, SnapshotTotals* totals) {
+__global__ void __launch_bounds__(kBlockThreads)
+    CountKernel(TableView t, uint64_t begin, uint64_t end, uint64_t now, SnapshotTotals* totals) {
   const uint32_t lane = threadIdx.x & 31;
   const uint64_t first = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const uint64_t stride = uint64_t(gridDim.x) * kWarpsPerBlock;
@@ -77,11 +84,14 @@ __global__ void __launch_bounds__(kBlockThreads) CountKernel(TableView t, uint64
     while (true) {
       const uint64_t meta = Ld(slab + kMetaWord);
       const uint32_t occupied = uint32_t(meta) & kSlotMask;
-      entries += uint32_t(__popc(occupied));
       if (kGeneral) {
         const uint64_t* rec;
-        bytes += WarpSum(RecordOf(slab, lane < kSlotsPerSlab && ((occupied >> lane) & 1), lane, &rec));
+        const uint64_t size =
+            RecordOf(slab, meta, lane < kSlotsPerSlab && ((occupied >> lane) & 1), lane, now, &rec);
+        entries += uint32_t(__popc(__ballot_sync(kFull, size != 0)));
+        bytes += WarpSum(size);
       } else {
+        entries += uint32_t(__popc(occupied));
         bytes += 16ull * uint32_t(__popc(occupied));
       }
       const uint32_t next = uint32_t(meta >> 32);
@@ -97,8 +107,8 @@ __global__ void __launch_bounds__(kBlockThreads) CountKernel(TableView t, uint64
 
 template <bool kGeneral>
 __global__ void __launch_bounds__(kBlockThreads)
-    DumpKernel(TableView t, uint64_t begin, uint64_t end, uint64_t* image, unsigned long long image_bytes,
-               SnapshotTotals* totals) {
+    DumpKernel(TableView t, uint64_t begin, uint64_t end, uint64_t now, uint64_t* image,
+               unsigned long long image_bytes, SnapshotTotals* totals) {
   const uint32_t lane = threadIdx.x & 31;
   const uint64_t first = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const uint64_t stride = uint64_t(gridDim.x) * kWarpsPerBlock;
@@ -107,17 +117,18 @@ __global__ void __launch_bounds__(kBlockThreads)
     const uint64_t* slab = t.buckets + b * kSlabWords;
     while (true) {
       const uint64_t meta = Ld(slab + kMetaWord);
-      const uint32_t occupied = uint32_t(meta) & kSlotMask;
+      uint32_t occupied = uint32_t(meta) & kSlotMask;
       if (occupied != 0) {
-        const uint32_t count = uint32_t(__popc(occupied));
         const bool mine = lane < kSlotsPerSlab && ((occupied >> lane) & 1);
         const uint64_t* rec = nullptr;
         uint64_t size = 0;  // this lane's entry bytes
         if (kGeneral) {
-          size = RecordOf(slab, mine, lane, &rec);
+          size = RecordOf(slab, meta, mine, lane, now, &rec);
+          occupied = __ballot_sync(kFull, size != 0);  // expired entries are left out
         } else {
           size = mine ? 16 : 0;
         }
+        const uint32_t count = uint32_t(__popc(occupied));
         const uint64_t end = WarpInclusiveScan(size, lane);
         const uint64_t at = end - size;  // this lane's offset inside the slab's range
         const uint64_t total = __shfl_sync(kFull, end, 31);
@@ -175,33 +186,34 @@ cudaError_t GridFor(uint64_t buckets, uint32_t* blocks) {
 
 }  // namespace
 
-cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, SnapshotTotals* totals,
-                          cudaStream_t stream) {
+cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, uint64_t now,
+                          SnapshotTotals* totals, cudaStream_t stream) {
   static_assert(sizeof(SnapshotTotals) == 64);
   uint32_t blocks = 0;
   cudaError_t err = GridFor(range.end - range.begin, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(SnapshotTotals), stream);
   if (err != cudaSuccess) return err;
   if (general) {
-    CountKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, totals);
+    CountKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now, totals);
   } else {
-    CountKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, totals);
+    CountKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now, totals);
   }
   return cudaGetLastError();
 }
 
-cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, char* image,
-                         uint64_t image_bytes, SnapshotTotals* totals, cudaStream_t stream) {
+cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, uint64_t now,
+                         char* image, uint64_t image_bytes, SnapshotTotals* totals,
+                         cudaStream_t stream) {
   uint32_t blocks = 0;
   cudaError_t err = GridFor(range.end - range.begin, &blocks);
   if (err != cudaSuccess) return err;
   uint64_t* words = reinterpret_cast<uint64_t*>(image);
   if (general) {
-    DumpKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, words, image_bytes,
-                                                           totals);
+    DumpKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now,
+                                                           words, image_bytes, totals);
   } else {
-    DumpKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, words, image_bytes,
-                                                            totals);
+    DumpKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now,
+                                                            words, image_bytes, totals);
   }
   return cudaGetLastError();
 }

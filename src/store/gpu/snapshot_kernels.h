@@ -15,8 +15,11 @@
 //   general: a copy of the entry's key record (lslab_types.h):
 //            word 0 the ValueBlob* (host pointer; the value is NOT copied,
 //            the reader reads it in place), word 1 key length (low 32) |
-//            value length (high 32), then the key bytes zero-padded to a
-//            multiple of 8: SnapshotEntryBytes(key length) bytes.
+//            value length (high 32), word 2 the expire-at (0 = none), then
+//            the key bytes zero-padded to a multiple of 8:
+//            SnapshotEntryBytes(key length) bytes.
+// Expired entries (general: expire-at at or before `now`) are left out, as
+// every op already reads them as absent; both passes take the same `now`.
 // Thread-safety: the caller guarantees nothing else writes the table while
 // the kernels run; the kernels themselves are race-free (see the .cu).
 #pragma once
@@ -41,7 +44,7 @@ struct SnapshotTotals {
 
 // Bytes one entry takes in the image.
 KVCG_HD inline uint64_t SnapshotEntryBytes(bool general, uint32_t key_bytes) {
-  return general ? 16 + ((uint64_t(key_bytes) + 7) & ~7ull) : 16;
+  return general ? KeyRecordBytes(key_bytes) : 16;
 }
 
 // Buckets [begin, end) of the table: all of them for a snapshot, a run of
@@ -54,14 +57,15 @@ struct BucketRange {
 
 // Zeroes *totals, then counts the range's entries and image bytes into it.
 // Enqueued on `stream`; returns the first launch error.
-cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, SnapshotTotals* totals,
-                          cudaStream_t stream);
+cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, uint64_t now,
+                          SnapshotTotals* totals, cudaStream_t stream);
 
 // Writes every entry of the range into `image` (`image_bytes`, device-accessible host
 // memory), advancing totals->cursor / dumped; an entry that would pass
 // image_bytes is not written and sets totals->overflow. Run after
 // SnapshotCount on the same totals (cursor, dumped, overflow start at 0).
-cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, char* image,
-                         uint64_t image_bytes, SnapshotTotals* totals, cudaStream_t stream);
+cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, uint64_t now,
+                         char* image, uint64_t image_bytes, SnapshotTotals* totals,
+                         cudaStream_t stream);
 
 }  // namespace kvcg::store::gpu

@@ -1,0 +1,200 @@
+// Device primitives of the L-Slab table shared by its kernels (the L-Slab
+// kernel, lslab_kernel.cu, and the expiry sweep, expiry_kernels.cu): cached
+// table loads and stores, acquire/release atomics, the bucket readers-writer
+// spin lock, counter reservations, pool slab addressing and allocation, the
+// tile of lanes that works on one op, and the key / value compares.
+// Included by .cu files only (nvcc); everything is internal to each kernel
+// file (anonymous namespace).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "store/gpu/lslab_types.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr uint32_t kWriterBit = 0x80000000u;
+constexpr uint32_t kPoisonBit = 0x80000000u;
+
+__device__ __forceinline__ uint64_t Ld(const uint64_t* p) {
+  return __ldcg(reinterpret_cast<const unsigned long long*>(p));
+}
+__device__ __forceinline__ void St(uint64_t* p, uint64_t v) {
+  __stcg(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+__device__ __forceinline__ uint32_t LdVolatile(const uint32_t* p) {
+  return *reinterpret_cast<const volatile uint32_t*>(p);
+}
+__device__ __forceinline__ unsigned long long LdVolatile64(const unsigned long long* p) {
+  return *reinterpret_cast<const volatile unsigned long long*>(p);
+}
+
+// Acquire/release atomics (PTX scope gpu) instead of relaxed atomics plus
+// __threadfence(): a full fence waits for every outstanding memory access of
+// the thread, which costs a round trip per lock operation.
+__device__ __forceinline__ uint32_t AtomAddAcquire(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ uint32_t AtomOrAcquire(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.acquire.gpu.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ void RedAddRelease(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void RedAndRelease(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void RedOrRelease(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.gpu.global.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t LdAcquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ void ReadLock(uint32_t* lock) {
+  while (true) {
+    const uint32_t v = AtomAddAcquire(lock, 1u);
+    if ((v & kWriterBit) == 0) return;
+    atomicSub(lock, 1u);
+    while (LdVolatile(lock) & kWriterBit) __nanosleep(64);
+  }
+}
+__device__ void ReadUnlock(uint32_t* lock) { RedAddRelease(lock, 0xffffffffu); }
+__device__ void WriteLock(uint32_t* lock) {
+  while (AtomOrAcquire(lock, kWriterBit) & kWriterBit) __nanosleep(64);
+  while (LdAcquire(lock) != kWriterBit) __nanosleep(32);  // wait for readers to drain
+}
+__device__ void WriteUnlock(uint32_t* lock) { RedAndRelease(lock, ~kWriterBit); }
+
+// Counter reservations: exact against the configured limits (CAS loop),
+// a plain atomicAdd when there is no limit.
+__device__ bool ReserveCounter(unsigned long long* counter, unsigned long long max,
+                               unsigned long long amount) {
+  if (max == 0) {
+    atomicAdd(counter, amount);
+    return true;
+  }
+  unsigned long long cur = LdVolatile64(counter);
+  while (true) {
+    if (cur + amount > max || cur + amount < cur) return false;
+    const unsigned long long prev = atomicCAS(counter, cur, cur + amount);
+    if (prev == cur) return true;
+    cur = prev;
+  }
+}
+__device__ void ReleaseCounter(unsigned long long* counter, unsigned long long amount) {
+  atomicAdd(counter, 0ull - amount);
+}
+
+__device__ uint64_t* PoolSlab(const TableView& t, uint32_t idx) {
+  uint64_t* chunk =
+      *reinterpret_cast<uint64_t* const volatile*>(t.chunks + (idx >> kPoolChunkShift));
+  return chunk + uint64_t(idx & (kPoolChunkSlabs - 1)) * kSlabWords;
+}
+
+// Lane 0 only. A slab from this batch's allowance, then from the pool; 0 when
+// either is spent.
+__device__ uint32_t AllocSlab(const TableView& t, const ArbView& a) {
+  if (atomicSub(a.slab_allowance, 1) <= 0) {
+    atomicAdd(a.slab_allowance, 1);
+    return 0;
+  }
+  DeviceCounters* c = t.counters;
+  unsigned long long cur = LdVolatile64(&c->slabs_next);
+  while (true) {
+    if (cur >= LdVolatile64(&c->slabs_capacity)) {
+      atomicAdd(a.slab_allowance, 1);
+      return 0;
+    }
+    const unsigned long long prev = atomicCAS(&c->slabs_next, cur, cur + 1);
+    if (prev == cur) return uint32_t(cur);
+    cur = prev;
+  }
+}
+
+// One op as the leader's tile sees it (ArbView's columns). vlen is the
+// ExpireCondition for an EXPIRE (lslab_types.h).
+struct Op {
+  uint64_t hash, key, ctl, value, expected, rec, expire;
+  uint32_t vlen;
+};
+
+// kvcg/batch.h's IsExpired and ExpireConditionHolds, on the device.
+__device__ __forceinline__ bool Expired(uint64_t expire_at, uint64_t now) {
+  return expire_at != 0 && expire_at <= now;
+}
+__device__ __forceinline__ bool ConditionHolds(uint32_t condition, uint64_t current,
+                                               uint64_t wanted) {
+  switch (condition) {
+    case 0: return true;                                      // always
+    case 1: return current == 0;                              // NX
+    case 2: return current != 0;                              // XX
+    case 3: return current != 0 && wanted != 0 && wanted > current;  // GT
+    case 4: return wanted != 0 && (current == 0 || wanted < current);  // LT
+  }
+  return false;
+}
+
+// A tile of kTile lanes (32: the whole warp, the paper's scheme; 8 or 16:
+// 4 or 2 independent ops per warp in flight, each probed by fewer lanes
+// reading 32 / kTile words each). Shuffles and ballots stay inside the tile.
+template <int kTile>
+struct Tile {
+  static constexpr int kWords = 32 / kTile;  // slab words per lane and half-slab
+  uint32_t lane;  // 0..kTile-1
+  uint32_t base;  // first warp lane of the tile
+  unsigned mask;
+  __device__ explicit Tile(uint32_t warp_lane)
+      : lane(warp_lane % kTile),
+        base(warp_lane - warp_lane % kTile),
+        mask(kTile == 32 ? kFull : ((1u << kTile) - 1) << (warp_lane - warp_lane % kTile)) {}
+  template <typename T>
+  __device__ T Shfl(T v, int src) const {
+    return __shfl_sync(mask, v, src, kTile);
+  }
+  // Bit i set for tile lane i.
+  __device__ uint32_t Ballot(bool p) const {
+    const uint32_t b = __ballot_sync(mask, p);
+    return kTile == 32 ? b : (b >> base) & ((1u << kTile) - 1);
+  }
+  __device__ bool All(bool p) const { return __all_sync(mask, p); }
+  __device__ void Sync() const { __syncwarp(mask); }
+};
+
+// General layout: does key record `rec` hold exactly the op's key? Tile-wide.
+template <int kTile>
+__device__ bool KeyEquals(const uint64_t* rec, const Op& op, const ArbView& a, const Tile<kTile>& tile) {
+  const uint32_t klen = uint32_t(op.key >> 32);
+  if (uint32_t(Ld(rec + 1)) != klen) return false;
+  const uint32_t words = (klen + 7) / 8;
+  const uint64_t* mine = a.arena + uint32_t(op.key) / 8;
+  bool eq = true;
+  for (uint32_t w = tile.lane; w < words; w += kTile) eq &= Ld(rec + kRecordKeyWord + w) == mine[w];
+  return tile.All(eq);
+}
+
+// General layout: does ValueBlob `blob` (pinned host memory) hold exactly the
+// expected bytes? Tile-wide; the caller checked the lengths.
+template <int kTile>
+__device__ bool BlobEquals(const uint64_t* blob, uint32_t len, const uint64_t* want,
+                           const Tile<kTile>& tile) {
+  const uint32_t words = (len + 7) / 8;
+  bool eq = true;
+  for (uint32_t w = tile.lane; w < words; w += kTile) {
+    uint64_t x = *reinterpret_cast<const volatile uint64_t*>(blob + 1 + w) ^ want[w];
+    if (w == words - 1 && (len & 7) != 0) x &= (1ull << (8 * (len & 7))) - 1;
+    eq &= x == 0;
+  }
+  return tile.All(eq);
+}
+
+}  // namespace
+}  // namespace kvcg::store::gpu
