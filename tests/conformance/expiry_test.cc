@@ -31,13 +31,6 @@ constexpr uint64_t kStart = 1'700'000'000'000;  // a plausible "now", ms since t
 class Expiry : public Conformance {
  protected:
   void SetUp() override {
-    // TEMPORARY while issue 13 lands part by part: the CPU and GPU backends,
-    // the engine and the durable wrapper have expiry; the engine and durable
-    // rows over the GPU backend join once they have run on a GPU machine.
-    const std::string row = GetParam().name;
-    if (row.find("gpu") != std::string::npos && row != "gpu-general" && row != "gpu-fixed8") {
-      GTEST_SKIP() << "expiry not yet run on a GPU for row " << row << " (issue 13 in progress)";
-    }
     Conformance::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     g_now = kStart;
