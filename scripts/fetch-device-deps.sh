@@ -35,4 +35,9 @@ for deb in *.deb; do
 done
 cd ../..
 test -f .deps/root/usr/include/xxhash.h
+# Redis's own test units (issue 13) live beside the checkout, which the GPU
+# machine does not get: a copy travels in .deps (gpu-check.sh's "redis" stage).
+if [ -d ../shared/redis-tests ]; then
+  rm -rf .deps/redis-tests && cp -r ../shared/redis-tests .deps/redis-tests
+fi
 echo "fetch-device-deps: $(ls .deps/debs | wc -l) packages in .deps/root ($(du -sh .deps | cut -f1))"

@@ -302,6 +302,7 @@ if [[ " $STAGES " == *" redis "* ]]; then
     mkdir -p "$ROOT/.deps/bin" && ln -sf "$ROOT/.deps/root/usr/bin/tclsh8.6" "$ROOT/.deps/bin/tclsh"
     export PATH=$ROOT/.deps/bin:$PATH TCL_LIBRARY=$ROOT/.deps/root/usr/share/tcltk/tcl8.6
   fi
+  [ -d "$ROOT/.deps/redis-tests" ] && export KVCG_REDIS_TESTS=$ROOT/.deps/redis-tests
   if timeout 400 python3 scripts/redis-suite.py --backend gpu --durable \
       --server "$BUILD_DIR/tools/server/kvcg-server" --show-failures >"$OUT/redis-suite.log" 2>&1; then
     note "redis suite (gpu)" "$(grep -iE '^total' "$OUT/redis-suite.log" | tail -1)"

@@ -32,8 +32,8 @@ namespace kvcg::store::gpu {
 
 // Device-side totals of one sweep (device memory, 64 bytes).
 struct SweepTotals {
-  unsigned long long removed;  // entries unlinked (= listed)
-  unsigned long long listed;   // entries written to the list
+  unsigned long long removed;  // entries unlinked
+  unsigned long long listed;   // list entries handed out (may pass the capacity; empty ones have rec 0)
   unsigned long long more;     // nonzero: an expired entry did not fit the list
   unsigned long long ttl_sum;  // sum of remaining ms of the volatile keys kept
   unsigned long long ttl_n;    // how many those were

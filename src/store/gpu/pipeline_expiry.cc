@@ -123,8 +123,10 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
   // The frees. Records: now. Blobs: once every Results begun so far is
   // released (the newest epoch; every ARB before the sweep has completed).
   const uint64_t seq = epochs_.last_seq();
-  for (uint64_t i = 0; i < totals.listed; ++i) {
+  const uint64_t listed = totals.listed < sweep_list_cap_ ? totals.listed : sweep_list_cap_;
+  for (uint64_t i = 0; i < listed; ++i) {
     const Reclaimed& r = sweep_list_[i];
+    if (r.rec == 0) continue;  // handed out past the capacity: nothing unlinked
     records_.Free(r.rec, uint32_t(r.lens));
     epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(r.blob), r.lens >> 32);
   }
