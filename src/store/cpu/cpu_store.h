@@ -13,8 +13,17 @@
 //
 // Capacity. Config::max_keys and max_memory_bytes are enforced exactly with
 // global reservation counters (reserve, then roll back on overshoot), used
-// only when a limit is configured; otherwise only per-shard counters are
-// touched, which keeps the read path free of shared writes.
+// only once a limit is configured (at Open or by SetMemoryLimit, which then
+// sums the shards under all their locks); before that only per-shard
+// counters are touched, which keeps writes free of shared writes.
+//
+// Eviction (cpu_eviction.cc). Each entry has a 32-bit access word beside its
+// tag (ShardTable::access): the LRU clock, or under an LFU policy Redis's
+// log counter with decay time. Reads update it under the shared lock,
+// relaxed, and only when it changes. A write that would pass the memory
+// limit under an evicting policy drops its shard lock, evicts Redis-style
+// (sample keys of a random shard into a pool of the best candidates, evict
+// the best, repeat until the write fits) and retries from the start.
 //
 // Expiry. Each entry keeps its expire-at. Lazy: an op reads the clock once
 // per batch and treats an expired entry as absent (a write removes it under
@@ -66,6 +75,9 @@ class CpuStore final : public Store {
   KeyspaceStats Keyspace() const override;
   // cpu_expiry.cc
   uint64_t ReclaimExpired() override;
+  // cpu_eviction.cc
+  Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
+  Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override;
 
   // Bytes charged per entry beyond its key and value: the tag, two string
   // headers and the table's slack, rounded up. Public for tests.
@@ -102,10 +114,30 @@ class CpuStore final : public Store {
   // entry is removed first (counted in expired_keys).
   int64_t FindLive(const Target& t);
   // Stores `value` at entry `index` (or inserts when index < 0) after
-  // checking capacity; fills `out` with the previous value or an error.
-  void Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at, Out out);
+  // checking capacity; fills `out` with the previous value or an error and
+  // returns 0 — or, when the memory limit is in the way and the policy
+  // evicts, changes nothing, fills nothing and returns the bytes it needs.
+  uint64_t Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at, Out out);
   // Removes entry `index` of `shard` (write lock held), releasing its charge.
   void RemoveAt(Shard& shard, int64_t index, bool expired);
+
+  // --- Eviction (cpu_eviction.cc).
+  // Marks an access to entry `index` (shard lock held, shared suffices).
+  void Touch(const ShardTable& table, int64_t index, uint64_t now) const;
+  // The access word a new entry starts with.
+  uint32_t InitialAccess(uint64_t now) const;
+  // Evicts until `need` more bytes fit under the limit; false when the
+  // policy finds nothing (more) to evict. Takes shard locks one at a time:
+  // the caller must hold none.
+  bool EnsureRoom(uint64_t need, uint64_t now);
+  // Evicts one key by the policy (evict_mu_ held); false when none qualifies.
+  bool EvictOne(EvictionPolicy policy, uint64_t now);
+  bool EvictRandom(bool volatile_only, uint64_t now);
+  // Samples a few entries of a random shard into the pool; false when no
+  // shard has candidates.
+  bool PopulatePool(EvictionPolicy policy, uint64_t now);
+  // Turns on the global counters (see Capacity above); idempotent.
+  void EnableAccounting();
   // Sets entry's expire-at, keeping the shard's volatile-key count.
   static void SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expire_at);
 
@@ -117,9 +149,11 @@ class CpuStore final : public Store {
                       uint64_t* ttl_sum, uint64_t* ttl_n);
   void ActiveExpiryLoop();
 
-  // Reserve room for `keys` more keys and `bytes` more bytes; false (and
-  // nothing reserved) when a configured limit would be exceeded.
-  bool Reserve(int64_t keys, int64_t bytes);
+  // Reserve room for `keys` more keys and `bytes` more bytes; nothing is
+  // reserved unless kReserved. Called under the shard's write lock.
+  enum class Reservation { kReserved, kKeysFull, kBytesFull };
+  Reservation Reserve(int64_t keys, int64_t bytes);
+  bool Evicting() const { return policy_.load(std::memory_order_relaxed) != EvictionPolicy::kNoEviction; }
 
   Shard& ShardFor(uint64_t hash) { return shards_[(hash >> shard_shift_) & shard_mask_]; }
 
@@ -128,9 +162,27 @@ class CpuStore final : public Store {
   uint32_t shard_count_;
   uint32_t shard_mask_;
   uint32_t shard_shift_;
-  const bool limited_;
+  // The counters below are kept only while limited_ (set under every shard
+  // lock, never cleared).
+  std::atomic<bool> limited_;
   std::atomic<int64_t> reserved_keys_{0};
   std::atomic<int64_t> reserved_bytes_{0};
+  std::atomic<uint64_t> max_memory_bytes_;
+  std::atomic<EvictionPolicy> policy_;
+  std::atomic<uint64_t> evicted_keys_{0};
+  std::mutex limit_mu_;  // serialises SetMemoryLimit
+  // Held while evicting: one evictor at a time owns the pool.
+  std::mutex evict_mu_;
+  struct PoolEntry {
+    uint64_t score = 0;  // higher = evict sooner
+    uint64_t hash = 0;
+    std::string key;     // its buffer is reused: no allocation per eviction once warm
+  };
+  static constexpr size_t kPoolSize = 16;     // Redis's EVPOOL_SIZE
+  static constexpr size_t kSamples = 5;       // Redis's maxmemory-samples default
+  PoolEntry pool_[kPoolSize];                 // under evict_mu_; [0, pool_size_) by ascending score
+  size_t pool_size_ = 0;
+  uint64_t evict_rng_ = 0x9e3779b97f4a7c15ull;  // under evict_mu_
   SnapshotRegistry snapshots_;  // over shards_
 
   std::atomic<uint64_t> expired_keys_{0};
