@@ -170,14 +170,18 @@ TEST(Eviction, NoEvictionRefusesAndKeepsEverything) {
 }
 
 TEST(Eviction, VolatileTtlEvictsNearestExpiryFirst) {
-  auto s = Open(100 * kEntryBytes, EvictionPolicy::kVolatileTtl);
-  // Expire-ats in reverse order of insertion: key 99 expires first.
-  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(PutTtl(*s, Key(i), kFarFuture - i * 1000), Code::kNotFound);
-  for (uint64_t i = 100; i < 120; ++i) ASSERT_EQ(PutTtl(*s, Key(i), kFarFuture), Code::kNotFound);
-  // Approximate (sampled) like Redis: most of the 20 evicted are among the 30 nearest.
-  int nearest_gone = 0;
-  for (uint64_t i = 70; i < 100; ++i) nearest_gone += s->Get(Key(i)).code == Code::kNotFound;
-  EXPECT_GE(nearest_gone, 17);
+  auto s = Open(2000 * kEntryBytes, EvictionPolicy::kVolatileTtl);
+  // Expire-ats in reverse order of insertion: key 1999 expires first.
+  for (uint64_t i = 0; i < 2000; ++i) ASSERT_EQ(PutTtl(*s, Key(i), kFarFuture - i * 1000), Code::kNotFound);
+  for (uint64_t i = 5000; i < 5400; ++i) ASSERT_EQ(PutTtl(*s, Key(i), kFarFuture), Code::kNotFound);
+  // Approximate (the best of a shard's pool, like Redis's sampled pool): of
+  // the 400 evicted, far more are among the 600 nearest than the 120 a
+  // random choice would give, and few among the 1000 farthest.
+  int nearest_gone = 0, farthest_gone = 0;
+  for (uint64_t i = 1400; i < 2000; ++i) nearest_gone += s->Get(Key(i)).code == Code::kNotFound;
+  for (uint64_t i = 0; i < 1000; ++i) farthest_gone += s->Get(Key(i)).code == Code::kNotFound;
+  EXPECT_GE(nearest_gone, 280);
+  EXPECT_LE(farthest_gone, 20);
 }
 
 TEST(Eviction, LruEvictsTheLeastRecentlyUsed) {
@@ -247,8 +251,14 @@ TEST(Eviction, ExpiredCandidatesCountAsExpiredNotEvicted) {
   for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(PutTtl(*s, Key(i), kStart + 10), Code::kNotFound);
   g_now = kStart + 20;  // all expired, none reclaimed yet
   for (uint64_t i = 100; i < 150; ++i) ASSERT_EQ(PutTtl(*s, Key(i), kFarFuture), Code::kNotFound);
-  EXPECT_EQ(s->Keyspace().evicted_keys, 0u);
-  EXPECT_EQ(s->Keyspace().expired_keys, 50u);
+  // Each write removed one key; expired candidates rank first (volatile-ttl)
+  // and count as expired. A shard whose expired keys are all gone evicts
+  // among its own live ones (eviction is per shard), so a few may be evicted.
+  const KeyspaceStats ks = s->Keyspace();
+  EXPECT_EQ(ks.evicted_keys + ks.expired_keys, 50u);
+  EXPECT_GE(ks.expired_keys, 40u);
+  EXPECT_EQ(s->Size(), 100u);
+  EXPECT_EQ(s->MemoryBytes(), 100 * kEntryBytes);
 }
 
 TEST(KeyAccess, IdleTimeUnderLru) {

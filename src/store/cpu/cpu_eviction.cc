@@ -17,27 +17,34 @@
 // on every read. Racing touches may lose one of two updates; like Redis's
 // approximation this only blurs the order.
 //
-// Eviction. Redis 7's performEvictions, with shards in place of databases:
-// while the write does not fit, sample kSamples entries of a random shard
-// (of one holding volatile keys for volatile-*), add them to a pool of the
-// kPoolSize best candidates so far (kept across evictions, so good
-// candidates seen earlier are not forgotten), and evict the pool's best.
-// Before evicting, the candidate's score is recomputed under its shard's
-// write lock: one read since it was sampled (its idle time reset) sends it
-// back into the pool at its new place instead of out of the store — Redis
-// evicts such a key anyway; this check is what keeps approximated LRU close
-// to exact LRU with a pool. Random policies evict a random sampled entry.
-// Scores: idle ms (LRU), 255 - decayed counter (LFU), and for volatile-ttl
-// the nearest expire-at first. A candidate found expired is reclaimed as
-// expired, not counted as evicted.
+// Eviction. Redis 7's performEvictions, with shards in place of databases
+// and one pool per shard. A write that does not fit evicts from its own
+// shard, under the write lock it already holds: it samples kSamples entries
+// of the shard (a bounded walk from a random slot) into the shard's pool of
+// the EvictionPool::kSize best candidates seen so far (kept across
+// evictions, so good candidates are not forgotten), evicts the pool's best,
+// and looks again. The shard is the written key's, i.e. random, so this is
+// Redis's "sample a few random keys" without a second lock, a global pool
+// or a global lock. Before evicting, the candidate's score is recomputed:
+// one read since it was sampled (its idle time reset) sends it back into
+// the pool at its new rank instead of out of the store — Redis evicts such
+// a key anyway; the re-check is what keeps approximated LRU close to exact
+// LRU. Random policies evict a random entry of the shard. Scores: idle ms
+// (LRU), 255 - decayed counter (LFU), the nearest expire-at (volatile-ttl).
+// A candidate found expired is reclaimed as expired, not counted as
+// evicted. A shard with no candidate (empty, or no volatile key under a
+// volatile policy) hands over to EnsureRoom: with no lock held, it evicts
+// from the first shard with a candidate, from a random one on (also what
+// SetMemoryLimit uses to get down to a lowered limit).
 //
-// Concurrency. One evictor at a time (evict_mu_, which also guards the
-// pool); it takes shard locks one at a time and never while holding another,
-// and writers call it holding no lock, so it cannot deadlock with them. An
-// eviction is a write under the key's shard lock: a concurrent write to the
-// same key is wholly before it (and loses its value to it, like any later
-// DEL) or wholly after it (its result says the key was absent), never torn.
+// Concurrency. Eviction holds one shard lock, never two, and EnsureRoom is
+// called holding none, so it cannot deadlock with writers. An eviction is a
+// write under the key's shard lock: a concurrent write to the same key is
+// wholly before it (and loses its value to it, like any later DEL) or wholly
+// after it (its result says the key was absent), never torn; a write never
+// evicts the key it is writing.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
@@ -164,147 +171,138 @@ Status CpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy
   if (max_memory_bytes != 0) EnableAccounting();
   max_memory_bytes_.store(max_memory_bytes, std::memory_order_relaxed);
   const EvictionPolicy before = policy_.exchange(policy, std::memory_order_relaxed);
-  if (IsLfu(before) != IsLfu(policy) || IsVolatile(before) != IsVolatile(policy) ||
-      (before == EvictionPolicy::kVolatileTtl) != (policy == EvictionPolicy::kVolatileTtl)) {
-    std::lock_guard evict(evict_mu_);
-    pool_size_ = 0;  // scores of another kind
+  if (before != policy) {
+    // Pooled scores are of the old kind (idle time, counter, expire-at).
+    for (uint32_t s = 0; s < shard_count_; ++s) {
+      std::unique_lock lock(shards_[s].lock);
+      shards_[s].pool.size = 0;
+    }
   }
   if (max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction) EnsureRoom(0, config_.clock());
   return Status::Ok();
 }
 
 bool CpuStore::EnsureRoom(uint64_t need, uint64_t now) {
-  std::lock_guard guard(evict_mu_);
   for (;;) {
     const uint64_t max = max_memory_bytes_.load(std::memory_order_relaxed);
     const EvictionPolicy policy = policy_.load(std::memory_order_relaxed);
     if (max == 0) return true;  // the limit was lifted meanwhile
     if (policy == EvictionPolicy::kNoEviction || need > max) return false;
-    const int64_t used = reserved_bytes_.load(std::memory_order_relaxed);
-    if (used + static_cast<int64_t>(need) <= static_cast<int64_t>(max)) return true;
-    if (!EvictOne(policy, now)) return false;
-  }
-}
-
-bool CpuStore::EvictOne(EvictionPolicy policy, uint64_t now) {
-  if (IsRandom(policy)) return EvictRandom(IsVolatile(policy), now);
-  // Redis: populate, then take the pool's best that still exists; a pool
-  // emptied by ghosts (keys deleted since) is populated again.
-  for (int round = 0; round < 64; ++round) {
-    if (!PopulatePool(policy, now) && pool_size_ == 0) return false;
-    while (pool_size_ > 0) {
-      PoolEntry& best = pool_[pool_size_ - 1];
-      Shard& shard = ShardFor(best.hash);
-      std::unique_lock lock(shard.lock);
-      const int64_t index = shard.table.Find(best.hash, best.key);
-      if (index < 0 || (IsVolatile(policy) && shard.table.at(index).expire_at == kNoExpiry)) {
-        --pool_size_;  // a ghost: deleted (or persisted) since it was sampled
-        continue;
-      }
-      const ShardTable::Entry& e = shard.table.at(index);
-      if (IsExpired(e.expire_at, now)) {
-        --pool_size_;
-        RemoveAt(shard, index, /*expired=*/true);
-        return true;
-      }
-      const uint64_t score =
-          Score(policy, shard.table.access(index).load(std::memory_order_relaxed), e.expire_at, now);
-      if (pool_size_ >= 2 && score < pool_[pool_size_ - 2].score) {
-        // Accessed since it was sampled: back into the pool at its new rank.
-        PoolEntry moved = std::move(best);
-        moved.score = score;
-        size_t k = pool_size_ - 1;
-        while (k > 0 && pool_[k - 1].score > score) {
-          std::swap(pool_[k], pool_[k - 1]);
-          --k;
-        }
-        pool_[k] = std::move(moved);
-        continue;
-      }
-      --pool_size_;
-      RemoveAt(shard, index, /*expired=*/false);
-      evicted_keys_.fetch_add(1, std::memory_order_relaxed);
+    if (reserved_bytes_.load(std::memory_order_relaxed) + static_cast<int64_t>(need) <= static_cast<int64_t>(max)) {
       return true;
     }
-  }
-  return false;
-}
-
-bool CpuStore::PopulatePool(EvictionPolicy policy, uint64_t now) {
-  const bool volatile_only = IsVolatile(policy);
-  const uint32_t start = static_cast<uint32_t>(NextRandom(&evict_rng_) >> 32) & shard_mask_;
-  for (uint32_t n = 0; n < shard_count_; ++n) {
-    Shard& shard = shards_[(start + n) & shard_mask_];
-    if (volatile_only && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
-    std::shared_lock lock(shard.lock);
-    const ShardTable& table = shard.table;
-    if (table.size() == 0) continue;
-    // Walk from a random slot until kSamples candidates (Redis's
-    // dictGetSomeKeys walks buckets the same way); at most the whole table.
-    const size_t slots = table.slot_count();
-    size_t slot = NextRandom(&evict_rng_) & (slots - 1);
-    size_t found = 0;
-    for (size_t step = 0; step < slots && found < kSamples; ++step, slot = (slot + 1) & (slots - 1)) {
-      if (!table.Occupied(slot)) continue;
-      const ShardTable::Entry& e = table.at(int64_t(slot));
-      if (volatile_only && e.expire_at == kNoExpiry) continue;
-      ++found;
-      const uint64_t score =
-          Score(policy, table.access(int64_t(slot)).load(std::memory_order_relaxed), e.expire_at, now);
-      const uint64_t hash = table.tag(slot);
-      // Already pooled (sampled twice)? Refresh its score in place below.
-      size_t k = 0;
-      for (; k < pool_size_; ++k) {
-        if (pool_[k].hash == hash && pool_[k].key == e.key) break;
-      }
-      if (k < pool_size_) {
-        pool_[k].score = score;
-        std::sort(pool_, pool_ + pool_size_, [](const PoolEntry& a, const PoolEntry& b) { return a.score < b.score; });
-        continue;
-      }
-      if (pool_size_ == kPoolSize && score <= pool_[0].score) continue;  // worse than all pooled
-      // Insert at its rank, dropping the worst when full (Redis's evictionPoolPopulate).
-      size_t pos = pool_size_;
-      if (pool_size_ == kPoolSize) {
-        std::rotate(pool_, pool_ + 1, pool_ + kPoolSize);  // drop [0]; its buffer moves to the end
-        pos = kPoolSize - 1;
-      } else {
-        ++pool_size_;
-      }
-      while (pos > 0 && pool_[pos - 1].score > score) {
-        std::swap(pool_[pos], pool_[pos - 1]);
-        --pos;
-      }
-      pool_[pos].score = score;
-      pool_[pos].hash = hash;
-      pool_[pos].key.assign(e.key);
+    // One eviction from the first shard, from a random one on, that has a
+    // candidate; a whole pass without one means there is none.
+    const uint32_t start = static_cast<uint32_t>(ThreadRandom() >> 32) & shard_mask_;
+    bool evicted = false;
+    for (uint32_t n = 0; n < shard_count_ && !evicted; ++n) {
+      Shard& shard = shards_[(start + n) & shard_mask_];
+      if (IsVolatile(policy) && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
+      std::unique_lock lock(shard.lock);
+      evicted = EvictFromShard(shard, policy, now, {});
     }
-    return true;  // one shard per round, as Redis samples one database
+    if (!evicted) return false;
   }
-  return false;
 }
 
-bool CpuStore::EvictRandom(bool volatile_only, uint64_t now) {
-  const uint32_t start = static_cast<uint32_t>(NextRandom(&evict_rng_) >> 32) & shard_mask_;
-  for (uint32_t n = 0; n < shard_count_; ++n) {
-    Shard& shard = shards_[(start + n) & shard_mask_];
-    if (volatile_only && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
-    std::unique_lock lock(shard.lock);
-    ShardTable& table = shard.table;
-    if (table.size() == 0) continue;
-    const size_t slots = table.slot_count();
-    size_t slot = NextRandom(&evict_rng_) & (slots - 1);
+bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep) {
+  ShardTable& table = shard.table;
+  const bool volatile_only = IsVolatile(policy);
+  if (table.size() == 0 || (volatile_only && shard.volatile_keys.load(std::memory_order_relaxed) == 0)) {
+    return false;
+  }
+  auto remove = [&](int64_t index) {
+    const bool expired = IsExpired(table.at(index).expire_at, now);  // reclaimed, not evicted
+    RemoveAt(shard, index, expired);
+    if (!expired) evicted_keys_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  };
+  const size_t slots = table.slot_count();
+  if (IsRandom(policy)) {
+    size_t slot = ThreadRandom() & (slots - 1);
     for (size_t step = 0; step < slots; ++step, slot = (slot + 1) & (slots - 1)) {
       if (!table.Occupied(slot)) continue;
-      const uint64_t at = table.at(int64_t(slot)).expire_at;
-      if (volatile_only && at == kNoExpiry) continue;
-      const bool expired = IsExpired(at, now);
-      RemoveAt(shard, int64_t(slot), expired);
-      if (!expired) evicted_keys_.fetch_add(1, std::memory_order_relaxed);
-      return true;
+      const ShardTable::Entry& e = table.at(int64_t(slot));
+      if ((volatile_only && e.expire_at == kNoExpiry) || e.key == keep) continue;
+      return remove(int64_t(slot));
     }
+    return false;
+  }
+  // Populate (a bounded walk; the whole table if that found nothing, as a
+  // sparse table may need), then take the pool's best that still exists.
+  constexpr size_t kMaxWalk = 128;
+  if (SampleShard(shard, policy, now, kMaxWalk, kSamples) == 0) SampleShard(shard, policy, now, SIZE_MAX, kSamples);
+  EvictionPool& pool = shard.pool;
+  while (pool.size > 0) {
+    EvictionPool::Candidate& best = pool.entries[pool.size - 1];
+    const int64_t index = table.Find(best.hash, best.key);
+    if (index < 0 || (volatile_only && table.at(index).expire_at == kNoExpiry) || best.key == keep) {
+      --pool.size;  // a ghost (deleted or persisted since it was sampled), or the caller's key
+      continue;
+    }
+    const ShardTable::Entry& e = table.at(index);
+    const uint64_t score = Score(policy, table.access(index).load(std::memory_order_relaxed), e.expire_at, now);
+    if (pool.size >= 2 && score < pool.entries[pool.size - 2].score) {
+      // Accessed since it was sampled: back into the pool at its new rank.
+      best.score = score;
+      for (size_t k = pool.size - 1; k > 0 && pool.entries[k - 1].score > score; --k) {
+        std::swap(pool.entries[k], pool.entries[k - 1]);
+      }
+      continue;
+    }
+    --pool.size;
+    return remove(index);
   }
   return false;
+}
+
+size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want) {
+  const bool volatile_only = IsVolatile(policy);
+  const ShardTable& table = shard.table;
+  EvictionPool& pool = shard.pool;
+  // Walk from a random slot (Redis's dictGetSomeKeys walks buckets the same
+  // way); at most the whole table.
+  const size_t slots = table.slot_count();
+  const size_t walk = std::min(slots, max_walk);
+  size_t slot = ThreadRandom() & (slots - 1);
+  size_t found = 0;
+  for (size_t step = 0; step < walk && found < want; ++step, slot = (slot + 1) & (slots - 1)) {
+    if (!table.Occupied(slot)) continue;
+    const ShardTable::Entry& e = table.at(int64_t(slot));
+    if (volatile_only && e.expire_at == kNoExpiry) continue;
+    ++found;
+    const uint64_t score =
+        Score(policy, table.access(int64_t(slot)).load(std::memory_order_relaxed), e.expire_at, now);
+    const uint64_t hash = table.tag(slot);
+    size_t pos;
+    size_t k = 0;
+    for (; k < pool.size; ++k) {
+      if (pool.entries[k].hash == hash && pool.entries[k].key == e.key) break;
+    }
+    if (k < pool.size) {
+      pos = k;  // sampled again: refresh its score and re-rank it below
+    } else if (pool.size < EvictionPool::kSize) {
+      pos = pool.size++;
+      pool.entries[pos].hash = hash;
+      pool.entries[pos].key.assign(e.key);
+    } else if (score > pool.entries[0].score) {
+      pos = 0;  // replaces the worst (Redis's evictionPoolPopulate drops it too)
+      pool.entries[0].hash = hash;
+      pool.entries[0].key.assign(e.key);
+    } else {
+      continue;  // worse than everything pooled
+    }
+    pool.entries[pos].score = score;
+    while (pos + 1 < pool.size && pool.entries[pos + 1].score < score) {
+      std::swap(pool.entries[pos], pool.entries[pos + 1]);
+      ++pos;
+    }
+    while (pos > 0 && pool.entries[pos - 1].score > score) {
+      std::swap(pool.entries[pos], pool.entries[pos - 1]);
+      --pos;
+    }
+  }
+  return found;
 }
 
 }  // namespace kvcg::store::cpu

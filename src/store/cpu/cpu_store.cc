@@ -39,7 +39,11 @@ CpuStore::CpuStore(const Config& config)
       policy_(config.eviction),
       snapshots_(shards_.get(), shard_count_) {
   if (shard_count_ == 1) shard_shift_ = 0;  // (hash >> 64) is undefined; mask is 0 anyway
-  const size_t per_shard = config.expected_keys / shard_count_ + 1;
+  // A memory limit caps the pre-size: eviction samples walk the tables, and
+  // a table sized far beyond what the limit lets it hold would be sparse.
+  uint64_t expected = config.expected_keys;
+  if (config.max_memory_bytes != 0) expected = std::min<uint64_t>(expected, config.max_memory_bytes / (kEntryOverhead + 16));
+  const size_t per_shard = expected / shard_count_ + 1;
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
   if (config.active_expiry_hz > 0) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
 }
@@ -122,35 +126,44 @@ int64_t CpuStore::FindLive(const Target& t) {
 // PUT is a CAS whose condition always holds (expected == nullptr); a CAS
 // that asks for an absent key passes &kAbsentMarker.
 //
-// When the write needs room the policy can make, the attempt changed nothing:
-// the shard lock is dropped (eviction takes other shards' locks, one at a
-// time — holding this one meanwhile could deadlock with a writer there),
-// keys are evicted, and the whole CAS runs again, so its result reflects
-// whatever the eviction removed (possibly this very key: the retry then
-// finds it absent and says so).
+// When the write needs room the policy can make, the attempt changed
+// nothing. It first evicts from its own shard, under the lock it holds (the
+// shard is random, so its candidates are as good as any: cpu_eviction.cc),
+// and runs again from the lookup. If the shard has no candidate, the lock is
+// dropped (eviction elsewhere takes other shards' locks one at a time —
+// holding this one meanwhile could deadlock with a writer there), keys are
+// evicted from other shards, and the whole CAS runs again. Either way its
+// result reflects whatever the eviction removed before it.
 void CpuStore::CompareAndSwap(const Target& t, std::string_view value,
                               const std::string_view* expected, uint64_t expire_at, Out out) {
   constexpr int kMaxAttempts = 64;  // others may take the room we made; bounded
+  constexpr int kMaxLocalEvictions = 64;
   for (int attempt = 0;; ++attempt) {
     uint64_t need = 0;
     {
       std::unique_lock lock(t.shard.lock);
-      const int64_t index = FindLive(t);
-      bool matches = true;
-      if (expected == &kAbsentMarker) {
-        matches = index < 0;
-      } else if (expected != nullptr) {
-        matches = index >= 0 && t.shard.table.at(index).value == *expected;
-      }
-      if (matches) {
-        need = Store(t, index, value, expire_at, out);
-      } else if (index < 0) {
-        out.Code(Code::kNotFound);
-      } else {
-        out.Found(t.shard.table.at(index));
+      for (int local = 0;; ++local) {
+        const int64_t index = FindLive(t);
+        bool matches = true;
+        if (expected == &kAbsentMarker) {
+          matches = index < 0;
+        } else if (expected != nullptr) {
+          matches = index >= 0 && t.shard.table.at(index).value == *expected;
+        }
+        if (matches) {
+          need = Store(t, index, value, expire_at, out);
+        } else if (index < 0) {
+          out.Code(Code::kNotFound);
+        } else {
+          out.Found(t.shard.table.at(index));
+        }
+        if (need == 0) return;
+        if (local >= kMaxLocalEvictions || need > max_memory_bytes_.load(std::memory_order_relaxed) ||
+            !EvictFromShard(t.shard, policy_.load(std::memory_order_relaxed), t.now, t.key)) {
+          break;
+        }
       }
     }
-    if (need == 0) return;
     if (attempt + 1 >= kMaxAttempts || !EnsureRoom(need, t.now)) {
       out.Code(Code::kCapacityExhausted);
       return;

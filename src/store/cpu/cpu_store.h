@@ -126,16 +126,17 @@ class CpuStore final : public Store {
   void Touch(const ShardTable& table, int64_t index, uint64_t now) const;
   // The access word a new entry starts with.
   uint32_t InitialAccess(uint64_t now) const;
-  // Evicts until `need` more bytes fit under the limit; false when the
-  // policy finds nothing (more) to evict. Takes shard locks one at a time:
-  // the caller must hold none.
+  // Evicts one key of `shard` (its write lock held) by the policy, never
+  // `keep` (the key its caller is writing); false when none qualifies.
+  bool EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep);
+  // Samples up to `want` candidates of `shard` (write lock held) into its
+  // pool, walking at most `max_walk` slots from a random one; returns how
+  // many it saw.
+  size_t SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want);
+  // Evicts from random shards until `need` more bytes fit under the limit;
+  // false when the policy finds nothing (more) to evict. Takes shard locks
+  // one at a time: the caller must hold none.
   bool EnsureRoom(uint64_t need, uint64_t now);
-  // Evicts one key by the policy (evict_mu_ held); false when none qualifies.
-  bool EvictOne(EvictionPolicy policy, uint64_t now);
-  bool EvictRandom(bool volatile_only, uint64_t now);
-  // Samples a few entries of a random shard into the pool; false when no
-  // shard has candidates.
-  bool PopulatePool(EvictionPolicy policy, uint64_t now);
   // Turns on the global counters (see Capacity above); idempotent.
   void EnableAccounting();
   // Sets entry's expire-at, keeping the shard's volatile-key count.
@@ -171,18 +172,7 @@ class CpuStore final : public Store {
   std::atomic<EvictionPolicy> policy_;
   std::atomic<uint64_t> evicted_keys_{0};
   std::mutex limit_mu_;  // serialises SetMemoryLimit
-  // Held while evicting: one evictor at a time owns the pool.
-  std::mutex evict_mu_;
-  struct PoolEntry {
-    uint64_t score = 0;  // higher = evict sooner
-    uint64_t hash = 0;
-    std::string key;     // its buffer is reused: no allocation per eviction once warm
-  };
-  static constexpr size_t kPoolSize = 16;     // Redis's EVPOOL_SIZE
-  static constexpr size_t kSamples = 5;       // Redis's maxmemory-samples default
-  PoolEntry pool_[kPoolSize];                 // under evict_mu_; [0, pool_size_) by ascending score
-  size_t pool_size_ = 0;
-  uint64_t evict_rng_ = 0x9e3779b97f4a7c15ull;  // under evict_mu_
+  static constexpr size_t kSamples = 5;  // Redis's maxmemory-samples default
   SnapshotRegistry snapshots_;  // over shards_
 
   std::atomic<uint64_t> expired_keys_{0};
