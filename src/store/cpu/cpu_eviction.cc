@@ -266,31 +266,39 @@ size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, 
   const size_t walk = std::min(slots, max_walk);
   size_t slot = ThreadRandom() & (slots - 1);
   size_t found = 0;
+  // The entry itself (72 bytes, another cache line) is read only when it
+  // matters: for its expire-at under volatile policies, and for its key
+  // when it enters the pool. allkeys-lru/lfu rank by the access word alone.
+  const bool need_entry = volatile_only;
   for (size_t step = 0; step < walk && found < want; ++step, slot = (slot + 1) & (slots - 1)) {
     if (!table.Occupied(slot)) continue;
-    const ShardTable::Entry& e = table.at(int64_t(slot));
-    if (volatile_only && e.expire_at == kNoExpiry) continue;
+    const ShardTable::Entry* e = need_entry ? &table.at(int64_t(slot)) : nullptr;
+    if (volatile_only && e->expire_at == kNoExpiry) continue;
     ++found;
-    const uint64_t score =
-        Score(policy, table.access(int64_t(slot)).load(std::memory_order_relaxed), e.expire_at, now);
+    const uint64_t score = Score(policy, table.access(int64_t(slot)).load(std::memory_order_relaxed),
+                                 e != nullptr ? e->expire_at : kNoExpiry, now);
     const uint64_t hash = table.tag(slot);
     size_t pos;
     size_t k = 0;
     for (; k < pool.size; ++k) {
-      if (pool.entries[k].hash == hash && pool.entries[k].key == e.key) break;
+      if (pool.entries[k].hash != hash) continue;
+      if (e == nullptr) e = &table.at(int64_t(slot));
+      if (pool.entries[k].key == e->key) break;
     }
-    if (k < pool.size) {
+    const bool known = k < pool.size;
+    if (known) {
       pos = k;  // sampled again: refresh its score and re-rank it below
     } else if (pool.size < EvictionPool::kSize) {
       pos = pool.size++;
-      pool.entries[pos].hash = hash;
-      pool.entries[pos].key.assign(e.key);
     } else if (score > pool.entries[0].score) {
       pos = 0;  // replaces the worst (Redis's evictionPoolPopulate drops it too)
-      pool.entries[0].hash = hash;
-      pool.entries[0].key.assign(e.key);
     } else {
       continue;  // worse than everything pooled
+    }
+    if (!known) {
+      if (e == nullptr) e = &table.at(int64_t(slot));
+      pool.entries[pos].hash = hash;
+      pool.entries[pos].key.assign(e->key);
     }
     pool.entries[pos].score = score;
     while (pos + 1 < pool.size && pool.entries[pos + 1].score < score) {
