@@ -18,7 +18,11 @@
 // the server submits a pipeline), with no memory limit and then with each
 // evicting policy at one cache fraction; throughput is requests (GET plus
 // fill) per second, and the ratio to the unlimited run is what issue 13
-// asks to be at least 0.8.
+// asks to be at least 0.8. That workload is not the same operations with
+// and without the limit (the limited store misses more, so it also SETs
+// more); a second one is: YCSB-A's mix over the trace (each request a GET
+// or a SET by a fixed coin, no fills), where the limited run executes the
+// very same operations and differs only by evicting ("throughput_ycsb_a").
 //
 // Output: one JSON object on stdout (bench/results/cpu/...; plot with
 // bench/eviction/plot.py). DESIGN.md §5's bounds are the GPU machine's; on
@@ -160,7 +164,7 @@ struct Throughput {
 
 // The trace over `threads` threads in batches; see the top of the file.
 Throughput RunThroughput(const Options& o, const std::vector<uint32_t>& trace, uint64_t limit,
-                         EvictionPolicy policy) {
+                         EvictionPolicy policy, bool ycsb_a) {
   auto store = OpenStore(o, limit, policy);
   const std::string value(o.value_bytes, 'v');
   std::vector<uint64_t> hits(o.threads, 0);
@@ -172,6 +176,17 @@ Throughput RunThroughput(const Options& o, const std::vector<uint32_t>& trace, u
     const size_t begin = t * per_thread, end = begin + per_thread;
     for (size_t i = begin; i < end; i += o.batch) {
       const size_t n = std::min(o.batch, end - i);
+      if (ycsb_a) {  // half GETs, half SETs, by a coin fixed per request index
+        kvcg::Batch b = store->NewBatch();
+        for (size_t j = 0; j < n; ++j) {
+          KeyOf(trace[i + j], key);
+          if (kvcg::workload::FnvHash64(i + j) & 1) b.Put(std::string_view(key, kKeyBytes), value);
+          else b.Get(std::string_view(key, kKeyBytes));
+        }
+        kvcg::Results r = store->Execute(std::move(b));
+        for (size_t j = 0; j < n; ++j) hits[t] += (kvcg::workload::FnvHash64(i + j) & 1) == 0 && r[j].code == kvcg::Code::kOk;
+        continue;
+      }
       kvcg::Batch get = store->NewBatch();
       for (size_t j = 0; j < n; ++j) {
         KeyOf(trace[i + j], key);
@@ -319,30 +334,39 @@ int main(int argc, char** argv) {
   }
   std::printf("\n  ],\n");
 
-  // Throughput: unlimited and each policy, interleaved `repeats` times.
+  // Throughput: unlimited and each policy, interleaved `repeats` times, for
+  // the cache-fill workload and for YCSB-A's fixed mix.
   const uint64_t capacity = static_cast<uint64_t>(o.throughput_fraction * o.keys);
-  std::vector<std::vector<Throughput>> runs(o.policies.size() + 1);
-  for (int r = 0; r < o.repeats; ++r) {
-    runs[0].push_back(RunThroughput(o, trace, 0, EvictionPolicy::kNoEviction));
-    for (size_t p = 0; p < o.policies.size(); ++p) {
-      runs[p + 1].push_back(RunThroughput(o, trace, capacity * EntryCharge(o), o.policies[p]));
-    }
-  }
   auto median = [](std::vector<Throughput> v) {
     std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.requests_per_s < b.requests_per_s; });
     return v[v.size() / 2];
   };
-  const Throughput base = median(runs[0]);
-  std::printf("  \"throughput\": {\"cache_fraction\": %.4g, \"threads\": %d, \"batch\": %zu, \"repeats\": %d, "
-              "\"hardware_threads\": %u,\n",
-              o.throughput_fraction, o.threads, o.batch, o.repeats, std::thread::hardware_concurrency());
-  std::printf("    \"no-limit\": {\"requests_per_s\": %.0f, \"hit_ratio\": %.5f}", base.requests_per_s, base.hit_ratio);
-  for (size_t p = 0; p < o.policies.size(); ++p) {
-    const Throughput m = median(runs[p + 1]);
-    std::printf(",\n    \"%s\": {\"requests_per_s\": %.0f, \"hit_ratio\": %.5f, \"ratio_to_no_limit\": %.3f}",
-                kvcg::EvictionPolicyName(o.policies[p]), m.requests_per_s, m.hit_ratio,
-                m.requests_per_s / base.requests_per_s);
+  for (int ycsb_a = 0; ycsb_a < 2; ++ycsb_a) {
+    std::vector<std::vector<Throughput>> runs(o.policies.size() + 1);
+    for (int r = 0; r < o.repeats; ++r) {
+      runs[0].push_back(RunThroughput(o, trace, 0, EvictionPolicy::kNoEviction, ycsb_a));
+      for (size_t p = 0; p < o.policies.size(); ++p) {
+        runs[p + 1].push_back(RunThroughput(o, trace, capacity * EntryCharge(o), o.policies[p], ycsb_a));
+      }
+    }
+    const Throughput base = median(runs[0]);
+    std::printf("  \"%s\": {\"workload\": \"%s\", \"cache_fraction\": %.4g, \"threads\": %d, \"batch\": %zu, "
+                "\"repeats\": %d, \"hardware_threads\": %u,\n",
+                ycsb_a ? "throughput_ycsb_a" : "throughput",
+                ycsb_a ? "YCSB-A mix over the trace: 50% GET, 50% SET by a fixed coin per request, no fills; the same "
+                         "operations with and without the limit"
+                       : "cache fill: GET, and SET on a miss",
+                o.throughput_fraction, o.threads, o.batch, o.repeats, std::thread::hardware_concurrency());
+    std::printf("    \"no-limit\": {\"requests_per_s\": %.0f, \"hit_ratio\": %.5f}", base.requests_per_s,
+                base.hit_ratio);
+    for (size_t p = 0; p < o.policies.size(); ++p) {
+      const Throughput m = median(runs[p + 1]);
+      std::printf(",\n    \"%s\": {\"requests_per_s\": %.0f, \"hit_ratio\": %.5f, \"ratio_to_no_limit\": %.3f}",
+                  kvcg::EvictionPolicyName(o.policies[p]), m.requests_per_s, m.hit_ratio,
+                  m.requests_per_s / base.requests_per_s);
+    }
+    std::printf("\n  }%s\n", ycsb_a ? "" : ",");
   }
-  std::printf("\n  }\n}\n");
+  std::printf("}\n");
   return 0;
 }

@@ -199,13 +199,14 @@ bool CpuStore::EnsureRoom(uint64_t need, uint64_t now) {
       Shard& shard = shards_[(start + n) & shard_mask_];
       if (IsVolatile(policy) && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
       std::unique_lock lock(shard.lock);
-      evicted = EvictFromShard(shard, policy, now, {});
+      evicted = EvictFromShard(shard, policy, now, {}, ThreadRandom());
     }
     if (!evicted) return false;
   }
 }
 
-bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep) {
+bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep,
+                              uint64_t near) {
   ShardTable& table = shard.table;
   const bool volatile_only = IsVolatile(policy);
   if (table.size() == 0 || (volatile_only && shard.volatile_keys.load(std::memory_order_relaxed) == 0)) {
@@ -219,7 +220,7 @@ bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now,
   };
   const size_t slots = table.slot_count();
   if (IsRandom(policy)) {
-    size_t slot = ThreadRandom() & (slots - 1);
+    size_t slot = near & (slots - 1);
     for (size_t step = 0; step < slots; ++step, slot = (slot + 1) & (slots - 1)) {
       if (!table.Occupied(slot)) continue;
       const ShardTable::Entry& e = table.at(int64_t(slot));
@@ -231,7 +232,9 @@ bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now,
   // Populate (a bounded walk; the whole table if that found nothing, as a
   // sparse table may need), then take the pool's best that still exists.
   constexpr size_t kMaxWalk = 128;
-  if (SampleShard(shard, policy, now, kMaxWalk, kSamples) == 0) SampleShard(shard, policy, now, SIZE_MAX, kSamples);
+  if (SampleShard(shard, policy, now, kMaxWalk, kSamples, near) == 0) {
+    SampleShard(shard, policy, now, SIZE_MAX, kSamples, ThreadRandom());
+  }
   EvictionPool& pool = shard.pool;
   while (pool.size > 0) {
     EvictionPool::Candidate& best = pool.entries[pool.size - 1];
@@ -256,7 +259,8 @@ bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now,
   return false;
 }
 
-size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want) {
+size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want,
+                             uint64_t near) {
   const bool volatile_only = IsVolatile(policy);
   const ShardTable& table = shard.table;
   EvictionPool& pool = shard.pool;
@@ -264,7 +268,7 @@ size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, 
   // way); at most the whole table.
   const size_t slots = table.slot_count();
   const size_t walk = std::min(slots, max_walk);
-  size_t slot = ThreadRandom() & (slots - 1);
+  size_t slot = near & (slots - 1);
   size_t found = 0;
   // The entry itself (72 bytes, another cache line) is read only when it
   // matters: for its expire-at under volatile policies, and for its key

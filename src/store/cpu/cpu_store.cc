@@ -159,7 +159,7 @@ void CpuStore::CompareAndSwap(const Target& t, std::string_view value,
         }
         if (need == 0) return;
         if (local >= kMaxLocalEvictions || need > max_memory_bytes_.load(std::memory_order_relaxed) ||
-            !EvictFromShard(t.shard, policy_.load(std::memory_order_relaxed), t.now, t.key)) {
+            !EvictFromShard(t.shard, policy_.load(std::memory_order_relaxed), t.now, t.key, t.hash)) {
           break;
         }
       }

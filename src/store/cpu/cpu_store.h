@@ -127,12 +127,14 @@ class CpuStore final : public Store {
   // The access word a new entry starts with.
   uint32_t InitialAccess(uint64_t now) const;
   // Evicts one key of `shard` (its write lock held) by the policy, never
-  // `keep` (the key its caller is writing); false when none qualifies.
-  bool EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep);
+  // `keep` (the key its caller is writing), sampling from slot `near`
+  // (mod the table's size; any random number); false when none qualifies.
+  bool EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep, uint64_t near);
   // Samples up to `want` candidates of `shard` (write lock held) into its
-  // pool, walking at most `max_walk` slots from a random one; returns how
-  // many it saw.
-  size_t SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want);
+  // pool, walking at most `max_walk` slots from slot `near` (mod the
+  // table's size); returns how many it saw.
+  size_t SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want,
+                     uint64_t near);
   // Evicts from random shards until `need` more bytes fit under the limit;
   // false when the policy finds nothing (more) to evict. Takes shard locks
   // one at a time: the caller must hold none.
