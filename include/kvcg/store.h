@@ -65,6 +65,22 @@ struct KeyspaceStats {
   uint64_t evicted_keys = 0;   // removed by the eviction policy, since Open
 };
 
+// How recently / how often a key was accessed (Redis's OBJECT IDLETIME and
+// OBJECT FREQ), as the eviction policy tracks it. Every key keeps one access
+// word, read as Redis reads its 24-bit lru field: under an LFU policy it is
+// Redis's logarithmic frequency counter (0..255; a new key starts at 5, an
+// access raises it with probability 1/((c-5)*10+1), each idle minute lowers
+// it by one), otherwise the time of the last access (docs/EVICTION.md).
+// Switching between LRU and LFU policies reinterprets the words: they are
+// meaningful again once keys are accessed under the new policy.
+struct KeyAccessInfo {
+  bool lfu = false;       // true: the store's policy is an LFU one and `frequency` is meaningful;
+                          // false: `idle_ms` is.
+  uint64_t idle_ms = 0;   // ms since the key was last read or written (approximate: at most one
+                          // batch's clock reading late); 0 under an LFU policy
+  uint32_t frequency = 0; // the LFU counter after decay (Redis's LFUDecrAndReturn); 0 unless lfu
+};
+
 class Store {
  public:
   // Receives one result per operation, in batch order. Called exactly once per
@@ -138,10 +154,25 @@ class Store {
 
   // Changes Config::max_memory_bytes (0 = unlimited) and Config::eviction at
   // run time (Redis CONFIG SET maxmemory / maxmemory-policy). Lowering the
-  // limit below what is stored evicts (or, under noeviction, refuses writes
-  // that would grow the store) from the next write on. Errors:
-  // kUnavailable for a store that cannot change them. Thread-safe.
+  // limit below what is stored evicts down to it before returning under an
+  // evicting policy (as far as the policy finds candidates: a volatile policy
+  // with no volatile keys evicts nothing), and under noeviction refuses
+  // writes that would grow the store from the next write on. A write that
+  // would pass the limit evicts (allkeys-*: any key; volatile-*: keys with an
+  // expire-at) until it fits; when nothing can be evicted it gets
+  // kCapacityExhausted and changed nothing. Eviction takes a key's shard lock
+  // like any write, so it is linearizable with the writes on that key: a
+  // write's result (the previous value, a CAS's match) reflects an eviction
+  // that happened before it, and a write never loses its own effect to one.
+  // Errors: kUnavailable for a store that cannot change them. Thread-safe.
   virtual Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
+
+  // Reports how recently / often `key` was accessed (KeyAccessInfo) without
+  // counting as an access itself (Redis's LOOKUP_NOTOUCH). Returns ok when
+  // the key is live, kNotFound when it is absent or expired. Errors:
+  // kUnavailable for a store that does not track access (the default; the
+  // GPU backend and the engine modes for now). Thread-safe.
+  virtual Status KeyAccess(std::string_view key, KeyAccessInfo* info) const;
 
   // Captures a point-in-time image of the store (kvcg/snapshot.h): it holds
   // the effect of every operation of every batch whose Submit returned before

@@ -69,6 +69,7 @@
 #include "kvcg/snapshot.h"
 #include "kvcg/store.h"
 #include "server/cmd_common.h"
+#include "server/cmd_object.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/glob.h"
@@ -336,6 +337,7 @@ void Object(CommandContext& ctx) {
     return UnknownSubcommand(ctx, "OBJECT");
   }
   if (ctx.argc() != 3) return SubcommandArity(ctx, "object", sub);
+  if (which == kFreq || which == kIdletime) return ObjectAccess(ctx, which == kFreq);  // cmd_object.cc
   ctx.cmd.i64 = which;
   ctx.OpGet(ctx.arg(2));
 }
@@ -356,14 +358,8 @@ bool ObjectFinish(CommandContext& ctx, ResultSpan r) {
     case kRefcount:
       ctx.out.Integer(encoding[0] == 'i' && as_int >= 0 && as_int < kSharedIntegers ? kSharedRefcount : 1);
       break;
-    case kFreq:  // Redis's text under a non-LFU policy (kvcg's is noeviction)
-      ctx.Error(
-          "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when "
-          "switching between policies at runtime LRU and LFU data will take some time to adjust.");
-      break;
-    default:  // kIdletime: kvcg keeps no per-key access time (Redis does, except under LFU)
-      ctx.Error("ERR An LRU maxmemory policy is not selected, idle time not tracked (kvcg keeps no per-key "
-                "access time).");
+    default:  // FREQ and IDLETIME never get here (cmd_object.cc)
+      ctx.Error("ERR internal error: OBJECT subcommand");
       break;
   }
   return true;

@@ -18,6 +18,7 @@
 #include "kvcg/durable.h"
 #include "kvcg/engine.h"
 #include "server/cmd_common.h"
+#include "server/eviction_control.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/glob.h"
@@ -186,7 +187,7 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     line("used_memory_rss_human", Human(rss));
     line("maxmemory", std::to_string(cfg.store.max_memory_bytes));
     line("maxmemory_human", Human(cfg.store.max_memory_bytes));
-    line("maxmemory_policy", "noeviction");
+    line("maxmemory_policy", EvictionPolicyName(cfg.store.eviction));
   }
   if (on("persistence")) {
     section("Persistence");
@@ -200,6 +201,7 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     line("total_net_output_bytes", std::to_string(Load(st.net_output_bytes)));
     line("rejected_connections", std::to_string(Load(st.rejected_connections)));
     line("expired_keys", std::to_string(srv.ExpiredKeys()));
+    line("evicted_keys", std::to_string(EvictedKeys(srv.store())));
     line("keyspace_hits", std::to_string(Load(st.keyspace_hits)));
     line("keyspace_misses", std::to_string(Load(st.keyspace_misses)));
     uint64_t errors = 0;

@@ -125,7 +125,8 @@ std::vector<CommandSpec> Build() {
        "O(1) for string values.", "@keyspace @write @slow", "", Copy, CopyFinish},
       // OBJECT and MEMORY name their subcommand's key (Redis: 0 0 0 on the
       // container), so a pipeline orders them after a RENAME/INCR on that key.
-      {"object", -2, 0, 2, 2, 1, "generic", "2.2.3", "A container for object introspection commands.",
+      // OBJECT is a barrier: FREQ/IDLETIME read the store from start() (cmd_object.cc).
+      {"object", -2, B, 2, 2, 1, "generic", "2.2.3", "A container for object introspection commands.",
        "Depends on subcommand.", "@slow", "encoding freq idletime refcount help", Object, ObjectFinish},
       {"memory", -2, 0, 2, 2, 1, "server", "4.0.0", "A container for memory diagnostics commands (USAGE, PURGE).",
        "Depends on subcommand.", "@slow", "usage purge doctor stats malloc-stats help", Memory, MemoryFinish},

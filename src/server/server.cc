@@ -17,6 +17,7 @@
 
 #include "kvcg/durable.h"
 #include "server/io_thread.h"
+#include "server/eviction_control.h"
 #include "server/resp_parser.h"
 
 namespace kvcg::server {
@@ -43,9 +44,25 @@ std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::stri
     if (!e.empty()) return "ERR CONFIG SET failed (possibly related to argument '" + name + "') - " + e;
   }
   if (std::string e = ValidateServerConfig(next); !e.empty()) return "ERR CONFIG SET failed - " + e;
-  // Persistence changes reach the Durable first (turning appendonly on
-  // writes a log base and may fail); the live config changes only if they did.
-  if (std::string e = persistence_.Apply(current, next); !e.empty()) return e;
+  // maxmemory / maxmemory-policy reach the store first (lowering the limit
+  // evicts at once), then persistence changes reach the Durable (turning
+  // appendonly on writes a log base and may fail); the live config changes
+  // only if they did, and the memory limit is put back if persistence failed.
+  const bool memory_changed = next.store.max_memory_bytes != current.store.max_memory_bytes ||
+                              next.store.eviction != current.store.eviction;
+  if (memory_changed && store_ != nullptr) {
+    Status s = ApplyMemoryLimit(store_.get(), next.store.max_memory_bytes, next.store.eviction);
+    if (!s.ok()) {
+      const char* name = next.store.eviction != current.store.eviction ? "maxmemory-policy" : "maxmemory";
+      return std::string("ERR CONFIG SET failed (possibly related to argument '") + name + "') - " + s.message();
+    }
+  }
+  if (std::string e = persistence_.Apply(current, next); !e.empty()) {
+    if (memory_changed && store_ != nullptr) {
+      ApplyMemoryLimit(store_.get(), current.store.max_memory_bytes, current.store.eviction);
+    }
+    return e;
+  }
   std::lock_guard lock(config_mu_);
   config_ = std::move(next);
   if (config_.loglevel == "debug") spdlog::set_level(spdlog::level::debug);

@@ -253,7 +253,20 @@ std::vector<OptionSpec> MakeOptions() {
                  }},
       KVCG_U64("hz", store.active_expiry_hz, 0, 500, false,
                "active expiry: sweeps per second for expired keys (Redis's hz); 0 = lazy expiry only"),
-      KVCG_MEM("maxmemory", store.max_memory_bytes, 0, false, "store memory limit (keys+values+overhead); 0 = none"),
+      KVCG_MEM("maxmemory", store.max_memory_bytes, 0, true, "store memory limit (keys+values+overhead); 0 = none"),
+      // Redis's enum error text, its values in Redis's order.
+      OptionSpec{"maxmemory-policy", "what a write over maxmemory does: noeviction | allkeys-lru | allkeys-lfu | "
+                 "allkeys-random | volatile-lru | volatile-lfu | volatile-random | volatile-ttl (docs/EVICTION.md)",
+                 true, [](const ServerConfig& c) { return std::string(EvictionPolicyName(c.store.eviction)); },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   std::string v;
+                   if (auto e = OneArg(a, &v); !e.empty()) return e;
+                   if (!ParseEvictionPolicy(Lower(v), &c.store.eviction)) {
+                     return "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, "
+                            "volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction";
+                   }
+                   return "";
+                 }},
       KVCG_U64("max-keys", store.max_keys, 0, UINT64_MAX >> 1, false, "most distinct keys; 0 = unlimited"),
       KVCG_U64("expected-keys", store.expected_keys, 1, UINT64_MAX >> 1, false, "sizing hint for the store"),
       KVCG_MEM("max-key-bytes", store.max_key_bytes, 1, false, "longest key the store accepts"),

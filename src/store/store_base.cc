@@ -102,4 +102,8 @@ Status Store::SetMemoryLimit(uint64_t, EvictionPolicy) {
   return Status::Unavailable("this store cannot change its memory limit");
 }
 
+Status Store::KeyAccess(std::string_view, KeyAccessInfo*) const {
+  return Status::Unavailable("this store does not track key access");
+}
+
 }  // namespace kvcg

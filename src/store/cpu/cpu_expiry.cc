@@ -115,6 +115,7 @@ KeyspaceStats CpuStore::Keyspace() const {
   }
   stats.avg_ttl_ms = stats.volatile_keys == 0 ? 0 : avg_ttl_ms_.load(std::memory_order_relaxed);
   stats.expired_keys = expired_keys_.load(std::memory_order_relaxed);
+  stats.evicted_keys = evicted_keys_.load(std::memory_order_relaxed);
   return stats;
 }
 

@@ -8,12 +8,27 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "store/cpu/rw_spin_lock.h"
 #include "store/cpu/shard_table.h"
 
 namespace kvcg::store::cpu {
+
+// A shard's eviction pool (cpu_eviction.cc): the best eviction candidates
+// sampled from it so far, by ascending score (Redis's EVPOOL_SIZE entries).
+struct EvictionPool {
+  struct Candidate {
+    uint64_t score = 0;  // higher = evict sooner
+    uint64_t hash = 0;
+    std::string key;     // its buffer is reused: no allocation per eviction once warm
+  };
+  static constexpr size_t kSize = 16;
+  Candidate entries[kSize];
+  size_t size = 0;
+};
 
 struct alignas(64) CpuShard {
   RwSpinLock lock;
@@ -27,6 +42,7 @@ struct alignas(64) CpuShard {
   // generation equals it may change the table without copying it first (see
   // SnapshotRegistry::BeforeWrite).
   uint64_t captured_generation = 0;
+  EvictionPool pool;  // under `lock` (write)
 };
 
 }  // namespace kvcg::store::cpu

@@ -35,9 +35,15 @@ CpuStore::CpuStore(const Config& config)
       shard_mask_(shard_count_ - 1),
       shard_shift_(64 - std::countr_zero(shard_count_)),
       limited_(config.max_keys != 0 || config.max_memory_bytes != 0),
+      max_memory_bytes_(config.max_memory_bytes),
+      policy_(config.eviction),
       snapshots_(shards_.get(), shard_count_) {
   if (shard_count_ == 1) shard_shift_ = 0;  // (hash >> 64) is undefined; mask is 0 anyway
-  const size_t per_shard = config.expected_keys / shard_count_ + 1;
+  // A memory limit caps the pre-size: eviction samples walk the tables, and
+  // a table sized far beyond what the limit lets it hold would be sparse.
+  uint64_t expected = config.expected_keys;
+  if (config.max_memory_bytes != 0) expected = std::min<uint64_t>(expected, config.max_memory_bytes / (kEntryOverhead + 16));
+  const size_t per_shard = expected / shard_count_ + 1;
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
   if (config.active_expiry_hz > 0) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
 }
@@ -103,6 +109,7 @@ void CpuStore::Get(const Target& t, Out out) {
     out.Code(Code::kNotFound);
     return;
   }
+  Touch(t.shard.table, index, t.now);
   out.Found(t.shard.table.at(index));  // copied under the lock: see shard_table.h
 }
 
@@ -112,62 +119,96 @@ int64_t CpuStore::FindLive(const Target& t) {
     RemoveAt(t.shard, index, /*expired=*/true);
     return -1;
   }
+  if (index >= 0) Touch(t.shard.table, index, t.now);  // Redis's lookupKeyWrite touches too
   return index;
 }
 
 // PUT is a CAS whose condition always holds (expected == nullptr); a CAS
 // that asks for an absent key passes &kAbsentMarker.
+//
+// When the write needs room the policy can make, the attempt changed
+// nothing. It first evicts from its own shard, under the lock it holds (the
+// shard is random, so its candidates are as good as any: cpu_eviction.cc),
+// and runs again from the lookup. If the shard has no candidate, the lock is
+// dropped (eviction elsewhere takes other shards' locks one at a time —
+// holding this one meanwhile could deadlock with a writer there), keys are
+// evicted from other shards, and the whole CAS runs again. Either way its
+// result reflects whatever the eviction removed before it.
 void CpuStore::CompareAndSwap(const Target& t, std::string_view value,
                               const std::string_view* expected, uint64_t expire_at, Out out) {
-  std::unique_lock lock(t.shard.lock);
-  const int64_t index = FindLive(t);
-  bool matches = true;
-  if (expected == &kAbsentMarker) {
-    matches = index < 0;
-  } else if (expected != nullptr) {
-    matches = index >= 0 && t.shard.table.at(index).value == *expected;
-  }
-  if (matches) {
-    Store(t, index, value, expire_at, out);
-  } else if (index < 0) {
-    out.Code(Code::kNotFound);
-  } else {
-    out.Found(t.shard.table.at(index));
+  constexpr int kMaxAttempts = 64;  // others may take the room we made; bounded
+  constexpr int kMaxLocalEvictions = 64;
+  for (int attempt = 0;; ++attempt) {
+    uint64_t need = 0;
+    {
+      std::unique_lock lock(t.shard.lock);
+      for (int local = 0;; ++local) {
+        const int64_t index = FindLive(t);
+        bool matches = true;
+        if (expected == &kAbsentMarker) {
+          matches = index < 0;
+        } else if (expected != nullptr) {
+          matches = index >= 0 && t.shard.table.at(index).value == *expected;
+        }
+        if (matches) {
+          need = Store(t, index, value, expire_at, out);
+        } else if (index < 0) {
+          out.Code(Code::kNotFound);
+        } else {
+          out.Found(t.shard.table.at(index));
+        }
+        if (need == 0) return;
+        if (local >= kMaxLocalEvictions || need > max_memory_bytes_.load(std::memory_order_relaxed) ||
+            !EvictFromShard(t.shard, policy_.load(std::memory_order_relaxed), t.now, t.key, t.hash)) {
+          break;
+        }
+      }
+    }
+    if (attempt + 1 >= kMaxAttempts || !EnsureRoom(need, t.now)) {
+      out.Code(Code::kCapacityExhausted);
+      return;
+    }
   }
 }
 
-void CpuStore::Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at,
-                     Out out) {
+uint64_t CpuStore::Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at,
+                         Out out) {
   Shard& shard = t.shard;
   if (index < 0) {
     if (expire_at == kKeepExpiry) expire_at = kNoExpiry;  // a new key has none to keep
     if (IsExpired(expire_at, t.now)) {  // stored and expired at once: nothing to keep
       out.Code(Code::kNotFound);
-      return;
+      return 0;
     }
     const uint64_t charge = Charge(t.key, value);
-    if (!Reserve(1, static_cast<int64_t>(charge))) {
+    const Reservation r = Reserve(1, static_cast<int64_t>(charge));
+    if (r != Reservation::kReserved) {
+      if (r == Reservation::kBytesFull && Evicting()) return charge;
       out.Code(Code::kCapacityExhausted);
-      return;
+      return 0;
     }
     snapshots_.BeforeWrite(shard);
-    ShardTable::Entry& entry = shard.table.InsertAbsent(t.hash, t.key, value);
+    ShardTable::Entry& entry = shard.table.InsertAbsent(t.hash, t.key, value, InitialAccess(t.now));
     SetExpireAt(shard, entry, expire_at);
     shard.bytes += charge;
     out.Code(Code::kNotFound);
-    return;
+    return 0;
   }
   ShardTable::Entry& entry = shard.table.at(index);
   if (expire_at == kKeepExpiry) expire_at = entry.expire_at;
   if (IsExpired(expire_at, t.now)) {
     out.Found(entry);
     RemoveAt(shard, index, /*expired=*/false);
-    return;
+    return 0;
   }
   const int64_t delta = static_cast<int64_t>(value.size()) - static_cast<int64_t>(entry.value.size());
-  if (delta > 0 && !Reserve(0, delta)) {
-    out.Code(Code::kCapacityExhausted);
-    return;
+  if (delta > 0) {
+    const Reservation r = Reserve(0, delta);
+    if (r != Reservation::kReserved) {
+      if (r == Reservation::kBytesFull && Evicting()) return static_cast<uint64_t>(delta);
+      out.Code(Code::kCapacityExhausted);
+      return 0;
+    }
   }
   if (delta < 0) Reserve(0, delta);  // releasing never fails
   snapshots_.BeforeWrite(shard);  // reads the table only: `entry` stays valid
@@ -175,6 +216,7 @@ void CpuStore::Store(const Target& t, int64_t index, std::string_view value, uin
   out.Found(entry);  // the previous value, copied into the results' arena
   entry.value.assign(value);
   SetExpireAt(shard, entry, expire_at);
+  return 0;
 }
 
 void CpuStore::Delete(const Target& t, Out out) {
@@ -223,26 +265,26 @@ void CpuStore::SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expi
   entry.expire_at = expire_at;
 }
 
-bool CpuStore::Reserve(int64_t keys, int64_t bytes) {
-  if (!limited_) return true;
+CpuStore::Reservation CpuStore::Reserve(int64_t keys, int64_t bytes) {
+  if (!limited_.load(std::memory_order_relaxed)) return Reservation::kReserved;
   if (keys != 0) {
     const int64_t before = reserved_keys_.fetch_add(keys, std::memory_order_relaxed);
     if (keys > 0 && config_.max_keys != 0 &&
         before + keys > static_cast<int64_t>(config_.max_keys)) {
       reserved_keys_.fetch_sub(keys, std::memory_order_relaxed);
-      return false;
+      return Reservation::kKeysFull;
     }
   }
   if (bytes != 0) {
     const int64_t before = reserved_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    if (bytes > 0 && config_.max_memory_bytes != 0 &&
-        before + bytes > static_cast<int64_t>(config_.max_memory_bytes)) {
+    const uint64_t max = max_memory_bytes_.load(std::memory_order_relaxed);
+    if (bytes > 0 && max != 0 && before + bytes > static_cast<int64_t>(max)) {
       reserved_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
       if (keys != 0) reserved_keys_.fetch_sub(keys, std::memory_order_relaxed);
-      return false;
+      return Reservation::kBytesFull;
     }
   }
-  return true;
+  return Reservation::kReserved;
 }
 
 uint64_t CpuStore::Size() const {

@@ -13,8 +13,17 @@
 //
 // Capacity. Config::max_keys and max_memory_bytes are enforced exactly with
 // global reservation counters (reserve, then roll back on overshoot), used
-// only when a limit is configured; otherwise only per-shard counters are
-// touched, which keeps the read path free of shared writes.
+// only once a limit is configured (at Open or by SetMemoryLimit, which then
+// sums the shards under all their locks); before that only per-shard
+// counters are touched, which keeps writes free of shared writes.
+//
+// Eviction (cpu_eviction.cc). Each entry has a 32-bit access word beside its
+// tag (ShardTable::access): the LRU clock, or under an LFU policy Redis's
+// log counter with decay time. Reads update it under the shared lock,
+// relaxed, and only when it changes. A write that would pass the memory
+// limit under an evicting policy drops its shard lock, evicts Redis-style
+// (sample keys of a random shard into a pool of the best candidates, evict
+// the best, repeat until the write fits) and retries from the start.
 //
 // Expiry. Each entry keeps its expire-at. Lazy: an op reads the clock once
 // per batch and treats an expired entry as absent (a write removes it under
@@ -66,6 +75,9 @@ class CpuStore final : public Store {
   KeyspaceStats Keyspace() const override;
   // cpu_expiry.cc
   uint64_t ReclaimExpired() override;
+  // cpu_eviction.cc
+  Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
+  Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override;
 
   // Bytes charged per entry beyond its key and value: the tag, two string
   // headers and the table's slack, rounded up. Public for tests.
@@ -102,10 +114,33 @@ class CpuStore final : public Store {
   // entry is removed first (counted in expired_keys).
   int64_t FindLive(const Target& t);
   // Stores `value` at entry `index` (or inserts when index < 0) after
-  // checking capacity; fills `out` with the previous value or an error.
-  void Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at, Out out);
+  // checking capacity; fills `out` with the previous value or an error and
+  // returns 0 — or, when the memory limit is in the way and the policy
+  // evicts, changes nothing, fills nothing and returns the bytes it needs.
+  uint64_t Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at, Out out);
   // Removes entry `index` of `shard` (write lock held), releasing its charge.
   void RemoveAt(Shard& shard, int64_t index, bool expired);
+
+  // --- Eviction (cpu_eviction.cc).
+  // Marks an access to entry `index` (shard lock held, shared suffices).
+  void Touch(const ShardTable& table, int64_t index, uint64_t now) const;
+  // The access word a new entry starts with.
+  uint32_t InitialAccess(uint64_t now) const;
+  // Evicts one key of `shard` (its write lock held) by the policy, never
+  // `keep` (the key its caller is writing), sampling from slot `near`
+  // (mod the table's size; any random number); false when none qualifies.
+  bool EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep, uint64_t near);
+  // Samples up to `want` candidates of `shard` (write lock held) into its
+  // pool, walking at most `max_walk` slots from slot `near` (mod the
+  // table's size); returns how many it saw.
+  size_t SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want,
+                     uint64_t near);
+  // Evicts from random shards until `need` more bytes fit under the limit;
+  // false when the policy finds nothing (more) to evict. Takes shard locks
+  // one at a time: the caller must hold none.
+  bool EnsureRoom(uint64_t need, uint64_t now);
+  // Turns on the global counters (see Capacity above); idempotent.
+  void EnableAccounting();
   // Sets entry's expire-at, keeping the shard's volatile-key count.
   static void SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expire_at);
 
@@ -117,9 +152,11 @@ class CpuStore final : public Store {
                       uint64_t* ttl_sum, uint64_t* ttl_n);
   void ActiveExpiryLoop();
 
-  // Reserve room for `keys` more keys and `bytes` more bytes; false (and
-  // nothing reserved) when a configured limit would be exceeded.
-  bool Reserve(int64_t keys, int64_t bytes);
+  // Reserve room for `keys` more keys and `bytes` more bytes; nothing is
+  // reserved unless kReserved. Called under the shard's write lock.
+  enum class Reservation { kReserved, kKeysFull, kBytesFull };
+  Reservation Reserve(int64_t keys, int64_t bytes);
+  bool Evicting() const { return policy_.load(std::memory_order_relaxed) != EvictionPolicy::kNoEviction; }
 
   Shard& ShardFor(uint64_t hash) { return shards_[(hash >> shard_shift_) & shard_mask_]; }
 
@@ -128,9 +165,16 @@ class CpuStore final : public Store {
   uint32_t shard_count_;
   uint32_t shard_mask_;
   uint32_t shard_shift_;
-  const bool limited_;
+  // The counters below are kept only while limited_ (set under every shard
+  // lock, never cleared).
+  std::atomic<bool> limited_;
   std::atomic<int64_t> reserved_keys_{0};
   std::atomic<int64_t> reserved_bytes_{0};
+  std::atomic<uint64_t> max_memory_bytes_;
+  std::atomic<EvictionPolicy> policy_;
+  std::atomic<uint64_t> evicted_keys_{0};
+  std::mutex limit_mu_;  // serialises SetMemoryLimit
+  static constexpr size_t kSamples = 5;  // Redis's maxmemory-samples default
   SnapshotRegistry snapshots_;  // over shards_
 
   std::atomic<uint64_t> expired_keys_{0};

@@ -10,13 +10,22 @@
 // slow. Deletion uses backward shifting, so there are no tombstones and a
 // table under an endless insert/delete loop never needs rebuilding.
 //
+// Access words: beside each tag sits a 32-bit access word (the entry's LRU
+// clock or LFU counter, see cpu_eviction.cc). Readers update it under the
+// shard's *shared* lock, so it is a relaxed atomic in its own parallel array
+// (entries move on Erase/Grow, which hold the write lock and carry the word
+// along); a lost update between two racing readers only blurs the
+// approximation, as Redis's own unsynchronised lru field would.
+//
 // Memory: values are std::string; an overwrite assigns into the existing
 // string (reusing its buffer when it is large enough) and a delete destroys
 // it, so memory is reclaimed at once. Readers never see freed memory because
 // they copy values out while holding the shard lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,12 +58,13 @@ class ShardTable {
 
   // Inserts a key known to be absent; returns its entry. May grow the table
   // (invalidating indices and references from before the call).
-  Entry& InsertAbsent(uint64_t hash, std::string_view key, std::string_view value) {
+  Entry& InsertAbsent(uint64_t hash, std::string_view key, std::string_view value, uint32_t access = 0) {
     if ((size_ + 1) * 4 > tags_.size() * 3) Grow();
     const uint64_t tag = TagOf(hash);
     size_t i = tag & mask_;
     while (tags_[i] != 0) i = (i + 1) & mask_;
     tags_[i] = tag;
+    access_[i].store(access, std::memory_order_relaxed);
     entries_[i].key.assign(key);
     entries_[i].value.assign(value);
     entries_[i].expire_at = 0;
@@ -73,6 +83,7 @@ class ShardTable {
       const bool movable = ((j - home) & mask_) >= ((j - hole) & mask_);
       if (movable) {
         tags_[hole] = tags_[j];
+        access_[hole].store(access_[j].load(std::memory_order_relaxed), std::memory_order_relaxed);
         entries_[hole] = std::move(entries_[j]);
         hole = j;
       }
@@ -90,6 +101,7 @@ class ShardTable {
     while (slots < capacity * 4 / 3 + 1) slots <<= 1;
     std::vector<uint64_t>(slots, 0).swap(tags_);
     std::vector<Entry>(slots).swap(entries_);
+    access_ = std::make_unique<std::atomic<uint32_t>[]>(slots);
     mask_ = slots - 1;
     size_ = 0;
   }
@@ -124,6 +136,12 @@ class ShardTable {
   size_t slot_count() const { return tags_.size(); }
   bool Occupied(size_t slot) const { return tags_[slot] != 0; }
 
+  // The access word of the entry at `index` (see the top of this file).
+  // Readable and writable under the shared lock; relaxed.
+  std::atomic<uint32_t>& access(int64_t index) const { return access_[static_cast<size_t>(index)]; }
+  // The stored tag at an occupied slot (the key's hash, 0 remapped to 1).
+  uint64_t tag(size_t slot) const { return tags_[slot]; }
+
  private:
   // The stored tag is the hash with 0 remapped to 1, so 0 can mean "empty".
   // Home slots are computed from the tag (not the hash) so that they can be
@@ -136,21 +154,25 @@ class ShardTable {
     std::vector<Entry> old_entries;
     old_tags.swap(tags_);
     old_entries.swap(entries_);
+    std::unique_ptr<std::atomic<uint32_t>[]> old_access = std::move(access_);
     const size_t slots = old_tags.size() * 2;
     tags_.assign(slots, 0);
     entries_.resize(slots);
+    access_ = std::make_unique<std::atomic<uint32_t>[]>(slots);
     mask_ = slots - 1;
     for (size_t i = 0; i < old_tags.size(); ++i) {
       if (old_tags[i] == 0) continue;
       size_t j = old_tags[i] & mask_;
       while (tags_[j] != 0) j = (j + 1) & mask_;
       tags_[j] = old_tags[i];
+      access_[j].store(old_access[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
       entries_[j] = std::move(old_entries[i]);
     }
   }
 
   std::vector<uint64_t> tags_;
   std::vector<Entry> entries_;
+  std::unique_ptr<std::atomic<uint32_t>[]> access_;  // parallel to tags_
   size_t mask_ = 0;
   size_t size_ = 0;
 };
