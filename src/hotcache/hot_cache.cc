@@ -351,8 +351,8 @@ size_t HotCache::CommitLog(const Results& results) {
   return failed;
 }
 
-size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& keep) {
-  size_t evicted = 0;
+template <class Visit>
+void HotCache::ForEachEntryLocked(Visit&& visit) {
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
     {
@@ -361,18 +361,24 @@ size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& ke
     }
     std::unique_lock lock(bucket.lock);
     for (Node* n = bucket.head; n != nullptr;) {
-      Node* next = n->next;  // Remove may free n
+      Node* next = n->next;  // visit may free n
       for (Entry& e : n->entries) {
-        if (e.state == State::kFree || e.pending != nullptr || e.dirty) continue;
-        if (keep(e.key, e.hash)) continue;
-        const bool last_in_node = std::popcount(n->used) == 1;
-        Remove(bucket, &e);
-        ++evicted;
-        if (last_in_node) break;  // the node may be gone
+        if (visit(bucket, e, std::popcount(n->used) == 1)) break;  // the node is gone
       }
       n = next;
     }
   }
+}
+
+size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& keep) {
+  size_t evicted = 0;
+  ForEachEntryLocked([&](Bucket& bucket, Entry& e, bool last_in_node) {
+    if (e.state == State::kFree || e.pending != nullptr || e.dirty) return false;
+    if (keep(e.key, e.hash)) return false;
+    Remove(bucket, &e);
+    ++evicted;
+    return last_in_node;
+  });
   return evicted;
 }
 
@@ -400,26 +406,13 @@ size_t HotCache::DropExpired(size_t* dirty) {
   // Most caches hold no key with an expire-at: skip the walk over every
   // bucket (the sweeper runs it several times a second).
   if (volatile_entries_.load(std::memory_order_relaxed) == 0) return 0;
-  for (uint64_t b = 0; b <= mask_; ++b) {
-    Bucket& bucket = buckets_[b];
-    {
-      std::shared_lock lock(bucket.lock);
-      if (bucket.head == nullptr) continue;
-    }
-    std::unique_lock lock(bucket.lock);
-    for (Node* n = bucket.head; n != nullptr;) {
-      Node* next = n->next;  // ExpireIfDue may free n
-      for (Entry& e : n->entries) {
-        if (e.state != State::kValue || e.pending != nullptr || !Expired(e)) continue;
-        const bool last_in_node = std::popcount(n->used) == 1;
-        if (e.dirty) ++dirty_expired;
-        const bool removed = ExpireIfDue(bucket, &e) == nullptr;
-        ++expired;
-        if (removed && last_in_node) break;  // the node may be gone
-      }
-      n = next;
-    }
-  }
+  ForEachEntryLocked([&](Bucket& bucket, Entry& e, bool last_in_node) {
+    if (e.state != State::kValue || e.pending != nullptr || !Expired(e)) return false;
+    if (e.dirty) ++dirty_expired;
+    const bool removed = ExpireIfDue(bucket, &e) == nullptr;
+    ++expired;
+    return removed && last_in_node;
+  });
   if (dirty != nullptr) *dirty = dirty_expired;
   return expired;
 }

@@ -197,6 +197,12 @@ class HotCache {
   static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
   Entry* Insert(Bucket& bucket, uint64_t hash, std::string_view key);
   void Remove(Bucket& bucket, Entry* entry);
+  // Calls visit(bucket, entry, last_in_node) for every entry under its
+  // bucket's exclusive lock (empty buckets are passed over under a shared
+  // lock). visit returns whether it freed the entry's node, which ends the
+  // walk of that node. Used by Evict and DropExpired (hot_cache.cc).
+  template <class Visit>
+  void ForEachEntryLocked(Visit&& visit);
 
   // Runs op on a known, non-pending, unexpired entry and answers it through
   // its sink (`queued` as in ResultSink::Answer). Returns whether the state
