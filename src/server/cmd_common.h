@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "server/resp_parser.h"
+
 namespace kvcg {
 struct OpResultView;
 }
@@ -12,8 +14,8 @@ namespace kvcg::server {
 
 struct CommandContext;
 
-// ASCII case-insensitive equality (option names like "NX", subcommands).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+// EqualsIgnoreCase and ParseInt64 are in resp_parser.h (no dependencies, so
+// the fuzz targets link them alone).
 std::string ToLower(std::string_view s);
 
 // Counts a read of a key in INFO's keyspace_hits / keyspace_misses (Redis

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 
-#include "server/cmd_common.h"
 #include "server/resp_parser.h"
 
 namespace kvcg::server {

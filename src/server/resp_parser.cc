@@ -3,6 +3,8 @@
 // match what Redis clients and tests expect.
 #include "server/resp_parser.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -29,6 +31,14 @@ int HexValue(char c) {
 char Printable(char c) { return (c == '\r' || c == '\n') ? ' ' : c; }
 
 }  // namespace
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
 
 bool ParseInt64(std::string_view s, int64_t* out) {
   if (s.empty() || s.size() >= 21) return false;

@@ -97,4 +97,7 @@ bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out);
 // leading zeros, no overflow). Used for protocol lengths and integer arguments.
 bool ParseInt64(std::string_view s, int64_t* out);
 
+// ASCII case-insensitive equality (option names like "NX", subcommands).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
 }  // namespace kvcg::server
