@@ -34,7 +34,12 @@ class Expiry : public Conformance {
     Conformance::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     g_now = kStart;
-    ASSERT_NO_FATAL_FAILURE(Reopen([](Config& c) { c.clock = &FakeClock; }));
+    // No background sweeper: tests that count what ReclaimExpired or a
+    // read reclaims must not race one (the active-expiry test turns it on).
+    ASSERT_NO_FATAL_FAILURE(Reopen([](Config& c) {
+      c.clock = &FakeClock;
+      c.active_expiry_hz = 0;
+    }));
   }
 
   // One op, through a batch: its result, owned.
@@ -311,6 +316,23 @@ TEST_P(Expiry, ClearForgetsVolatileKeys) {
   store_->Clear();
   EXPECT_EQ(store_->Keyspace().volatile_keys, 0u);
   EXPECT_EQ(store_->Size(), 0u);
+}
+
+// The average-TTL estimate describes the keys the store holds: a Clear()
+// forgets it (as Redis's FLUSHALL resets avg_ttl), so keys with far-future
+// expiry removed by a flush do not inflate the next keys' estimate.
+TEST_P(Expiry, ClearForgetsTheAverageTtl) {
+  KVCG_SKIP_FIXED8_EXPIRY();
+  constexpr uint64_t kFar = uint64_t(1) << 62;  // far-future expire-at
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(NotFound(PutAt(K(i), V(i), kFar)));
+  EXPECT_EQ(store_->ReclaimExpired(), 0u);  // a full pass: it estimates the TTL
+  // (estimated in floating point: 2^62 ms summed ten times overflows 64 bits)
+  EXPECT_NEAR(double(store_->Keyspace().avg_ttl_ms), double(kFar - kStart), 1e-9 * double(kFar));
+  store_->Clear();
+  ASSERT_TRUE(NotFound(PutAt(K(1), V(1), kStart + 1000)));
+  EXPECT_LE(store_->Keyspace().avg_ttl_ms, 1000u);  // no estimate yet (0) or this key's
+  EXPECT_EQ(store_->ReclaimExpired(), 0u);
+  EXPECT_EQ(store_->Keyspace().avg_ttl_ms, 1000u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Expiry, ::testing::ValuesIn(BackendParams()),

@@ -14,7 +14,9 @@
 //
 // The average TTL reported in INFO keyspace is estimated on the way, as
 // Redis does: each pass's mean remaining TTL of the volatile keys it saw is
-// blended into a running average.
+// blended into a running average. The remaining TTLs are summed as doubles:
+// an expire-at may be as late as 2^63 ms (PXAT accepts INT64_MAX), and a
+// handful of such keys would overflow a 64-bit integer sum.
 #include <chrono>
 #include <mutex>
 
@@ -24,10 +26,15 @@ namespace kvcg::store::cpu {
 
 namespace {
 constexpr size_t kSlotsPerStep = 4096;
+
+uint64_t MeanMs(double sum, uint64_t n) {
+  const double mean = sum / double(n);
+  return mean >= 9.2e18 ? uint64_t(9.2e18) : uint64_t(mean);  // (a uint64_t holds the clamp)
+}
 }  // namespace
 
 uint64_t CpuStore::SweepSlots(Shard& shard, size_t* slot, size_t max_slots, uint64_t now,
-                              uint64_t* ttl_sum, uint64_t* ttl_n) {
+                              double* ttl_sum, uint64_t* ttl_n) {
   std::unique_lock lock(shard.lock);
   ShardTable& table = shard.table;
   size_t i = *slot;
@@ -46,7 +53,7 @@ uint64_t CpuStore::SweepSlots(Shard& shard, size_t* slot, size_t max_slots, uint
       continue;  // Erase may have pulled a later entry into slot i
     }
     if (at != kNoExpiry) {
-      *ttl_sum += at - now;
+      *ttl_sum += double(at - now);
       ++*ttl_n;
     }
     ++i;
@@ -57,7 +64,8 @@ uint64_t CpuStore::SweepSlots(Shard& shard, size_t* slot, size_t max_slots, uint
 
 uint64_t CpuStore::ReclaimExpired() {
   const uint64_t now = config_.clock();
-  uint64_t removed = 0, ttl_sum = 0, ttl_n = 0;
+  uint64_t removed = 0, ttl_n = 0;
+  double ttl_sum = 0;
   for (uint32_t s = 0; s < shard_count_; ++s) {
     Shard& shard = shards_[s];
     if (shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
@@ -66,7 +74,7 @@ uint64_t CpuStore::ReclaimExpired() {
       removed += SweepSlots(shard, &slot, kSlotsPerStep, now, &ttl_sum, &ttl_n);
     } while (slot != 0);
   }
-  avg_ttl_ms_.store(ttl_n == 0 ? 0 : ttl_sum / ttl_n, std::memory_order_relaxed);
+  avg_ttl_ms_.store(ttl_n == 0 ? 0 : MeanMs(ttl_sum, ttl_n), std::memory_order_relaxed);
   return removed;
 }
 
@@ -75,7 +83,9 @@ void CpuStore::ActiveExpiryLoop() {
   const auto period = std::chrono::microseconds(1000000 / config_.active_expiry_hz);
   uint32_t shard = 0;
   size_t slot = 0;
-  uint64_t ttl_sum = 0, ttl_n = 0;  // of the pass in progress
+  double ttl_sum = 0;  // of the pass in progress
+  uint64_t ttl_n = 0;
+  uint64_t pass_clears = clears_.load(std::memory_order_relaxed);  // when it began
   std::unique_lock lock(expiry_mu_);
   while (!expiry_cv_.wait_for(lock, period, [this] { return stopping_; })) {
     lock.unlock();
@@ -95,12 +105,16 @@ void CpuStore::ActiveExpiryLoop() {
       }
       if (++shard == shard_count_) {  // a pass ended: blend its mean TTL in
         shard = 0;
+        const uint64_t clears = clears_.load(std::memory_order_relaxed);
+        if (clears != pass_clears) ttl_n = 0;  // it partly saw keys that are gone
+        pass_clears = clears;
         if (ttl_n != 0) {
-          const uint64_t mean = ttl_sum / ttl_n;
+          const uint64_t mean = MeanMs(ttl_sum, ttl_n);
           const uint64_t old = avg_ttl_ms_.load(std::memory_order_relaxed);
           avg_ttl_ms_.store(old == 0 ? mean : (old / 50) * 49 + mean / 50, std::memory_order_relaxed);
         }
-        ttl_sum = ttl_n = 0;
+        ttl_sum = 0;
+        ttl_n = 0;
       }
     }
     lock.lock();

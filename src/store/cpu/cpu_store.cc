@@ -315,6 +315,10 @@ void CpuStore::Clear() {
     shard.bytes = 0;
     shard.volatile_keys.store(0, std::memory_order_relaxed);
   }
+  // The TTL estimate described the keys just removed (Redis's FLUSHALL
+  // resets avg_ttl too); the next sweep pass starts a new one.
+  clears_.fetch_add(1, std::memory_order_relaxed);
+  avg_ttl_ms_.store(0, std::memory_order_relaxed);
 }
 
 Status CpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {

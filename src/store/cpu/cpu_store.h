@@ -149,7 +149,7 @@ class CpuStore final : public Store {
   // *slot (0 once the table's end is passed). Returns how many it removed
   // and adds the live volatile entries' remaining TTLs to *ttl_sum/*ttl_n.
   uint64_t SweepSlots(Shard& shard, size_t* slot, size_t max_slots, uint64_t now,
-                      uint64_t* ttl_sum, uint64_t* ttl_n);
+                      double* ttl_sum, uint64_t* ttl_n);
   void ActiveExpiryLoop();
 
   // Reserve room for `keys` more keys and `bytes` more bytes; nothing is
@@ -179,6 +179,7 @@ class CpuStore final : public Store {
 
   std::atomic<uint64_t> expired_keys_{0};
   std::atomic<uint64_t> avg_ttl_ms_{0};  // running estimate, like Redis's stat_avg_ttl
+  std::atomic<uint64_t> clears_{0};  // Clear() calls: a sweep pass that spans one is not blended in
   // The active-expiry sweeper; absent when active_expiry_hz is 0.
   std::mutex expiry_mu_;
   std::condition_variable expiry_cv_;

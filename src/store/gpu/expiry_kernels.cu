@@ -33,6 +33,12 @@ __device__ __forceinline__ uint64_t WarpSum(uint64_t v) {
   return v;
 }
 
+__device__ __forceinline__ double WarpSum(double v) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(kFull, v, d);
+  return v;
+}
+
 // Lane 0: `n` consecutive list entries from one atomicAdd, or ~0 when the
 // list looks full. Why not a CAS loop: every warp of the grid reserves on this
 // one word, and under that contention a CAS loop retries without end (the
@@ -47,7 +53,8 @@ __device__ uint64_t ReserveList(SweepTotals* totals, uint64_t capacity, uint32_t
 
 // Warp-uniform sums of one warp's sweep (lane 0 publishes them).
 struct WarpSums {
-  uint64_t removed = 0, charge = 0, ttl_sum = 0, ttl_n = 0, slabs = 0, hinted = 0;
+  uint64_t removed = 0, charge = 0, ttl_n = 0, slabs = 0, hinted = 0;
+  double ttl_sum = 0;
   bool more = false;
 };
 
@@ -94,7 +101,7 @@ __device__ void SweepSlab(const TableView& t, uint64_t* slab, uint64_t meta, uin
     sum.removed += __popc(gone);
   }
   const bool live = mine && exp != 0 && !expired;
-  sum.ttl_sum += WarpSum(live ? exp - now : 0);
+  sum.ttl_sum += WarpSum(live ? double(exp - now) : 0.0);
   sum.ttl_n += __popc(__ballot_sync(kFull, live));
   uint64_t next_meta = meta & ~uint64_t(gone);
   if (still == 0) next_meta &= ~kVolatileBit;  // nothing volatile left here
@@ -141,7 +148,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     atomicAdd(&totals->removed, (unsigned long long)sum.removed);
   }
   if (sum.ttl_n != 0) {
-    atomicAdd(&totals->ttl_sum, (unsigned long long)sum.ttl_sum);
+    atomicAdd(&totals->ttl_sum, sum.ttl_sum);
     atomicAdd(&totals->ttl_n, (unsigned long long)sum.ttl_n);
   }
   atomicAdd(&totals->slabs, (unsigned long long)sum.slabs);

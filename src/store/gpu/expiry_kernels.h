@@ -35,7 +35,8 @@ struct SweepTotals {
   unsigned long long removed;  // entries unlinked
   unsigned long long listed;   // list entries handed out (may pass the capacity; empty ones have rec 0)
   unsigned long long more;     // nonzero: an expired entry did not fit the list
-  unsigned long long ttl_sum;  // sum of remaining ms of the volatile keys kept
+  double ttl_sum;              // sum of remaining ms of the volatile keys kept (a double: an
+                               // expire-at may be 2^63 ms away, a u64 sum would overflow)
   unsigned long long ttl_n;    // how many those were
   unsigned long long slabs;    // slabs visited
   unsigned long long hinted;   // of which had the volatile hint

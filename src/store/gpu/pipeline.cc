@@ -480,6 +480,7 @@ void Pipeline::HandleClear(Request* r) {
   // through Results: the whole heap goes when those are released.
   records_.Reset();
   may_have_volatile_ = false;  // the table is empty
+  avg_ttl_ms_.store(0, std::memory_order_relaxed);  // as Redis's FLUSHALL resets avg_ttl
   epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
   values_ = std::make_unique<ValueHeap>();
   ClearMarker* m = r->clear;

@@ -134,8 +134,8 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
   *more = totals.more != 0;
   // The mean TTL of what is left (INFO keyspace's avg_ttl), and whether
   // anything volatile is left at all.
-  avg_ttl_ms_.store(totals.ttl_n == 0 ? 0 : totals.ttl_sum / totals.ttl_n,
-                    std::memory_order_relaxed);
+  const double mean = totals.ttl_n == 0 ? 0.0 : totals.ttl_sum / double(totals.ttl_n);
+  avg_ttl_ms_.store(mean >= 9.2e18 ? uint64_t(9.2e18) : uint64_t(mean), std::memory_order_relaxed);
   if (totals.ttl_n == 0 && !*more) may_have_volatile_ = false;
   if (*more && sweep_list_cap_ < kMaxList) {
     // A larger list for the next pass: fewer passes over a table where
