@@ -27,29 +27,6 @@ constexpr int kBlockThreads = 256;
 constexpr uint32_t kWarpsPerBlock = kBlockThreads / 32;
 constexpr uint32_t kSlotMask = (1u << kSlotsPerSlab) - 1;
 
-__device__ __forceinline__ uint64_t WarpSum(uint64_t v) {
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(kFull, v, d);
-  return v;
-}
-
-__device__ __forceinline__ double WarpSum(double v) {
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(kFull, v, d);
-  return v;
-}
-
-// Lane 0: `n` consecutive list entries from one atomicAdd, or ~0 when the
-// list looks full. Why not a CAS loop: every warp of the grid reserves on this
-// one word, and under that contention a CAS loop retries without end (the
-// H100 measured ~850 ms per pass over 2^27 keys); atomicAdd always succeeds.
-// A reservation that crosses the capacity is still handed out: its caller
-// fills the part inside the list with empty entries (rec = 0, skipped by the
-// host) and unlinks nothing, so the list has no holes.
-__device__ uint64_t ReserveList(SweepTotals* totals, uint64_t capacity, uint32_t n) {
-  if (LdVolatile64(&totals->listed) + n > capacity) return ~0ull;
-  return atomicAdd(&totals->listed, (unsigned long long)n);
-}
 
 // Warp-uniform sums of one warp's sweep (lane 0 publishes them).
 struct WarpSums {
@@ -79,7 +56,7 @@ __device__ void SweepSlab(const TableView& t, uint64_t* slab, uint64_t meta, uin
   const uint32_t n = __popc(gone);
   if (n != 0) {
     uint64_t base = 0;
-    if (lane == 0) base = ReserveList(totals, capacity, n);
+    if (lane == 0) base = ReserveList(&totals->listed, capacity, n);
     base = __shfl_sync(kFull, base, 0);
     if (base == ~0ull || base + n > capacity) {
       sum.more = true;  // left in place for the next sweep

@@ -112,18 +112,19 @@ Status GpuStore::Init() {
   budget_ = std::make_unique<DeviceBudget>(budget);
 
   uint64_t want = std::bit_ceil(std::max<uint64_t>(config_.expected_keys / 16, 256));
-  while (want > 256 && want * kSlabBytes > budget / 2) want >>= 1;
-  if (want * kSlabBytes > budget) {
+  while (want > 256 && want * kSlabAndAccessBytes > budget / 2) want >>= 1;
+  if (want * kSlabAndAccessBytes > budget) {
     return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
   }
   bucket_count_ = want;
-  if (!budget_->Take(bucket_count_ * kSlabBytes)) {
+  if (!budget_->Take(bucket_count_ * kSlabAndAccessBytes)) {
     return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
   }
 
   err = cudaStreamCreateWithFlags(&control_, cudaStreamNonBlocking);
   if (err != cudaSuccess) return CudaStatus(err, "cudaStreamCreate");
-  err = cudaMalloc(&buckets_, bucket_count_ * kSlabBytes);
+  // The head slabs, then their access bytes (lslab_types.h).
+  err = cudaMalloc(&buckets_, bucket_count_ * kSlabAndAccessBytes);
   if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(buckets)");
   err = cudaMalloc(&chunk_table_, sizeof(uint64_t*) * kMaxPoolChunks);
   if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(chunk table)");
@@ -135,12 +136,14 @@ Status GpuStore::Init() {
   table_.chunks = chunk_table_;
   table_.counters = counters_;
   table_.entry_overhead = general() ? 48 : 16;
+  table_.access_mode = kAccessNone;  // the pipeline's ApplyLimit sets it at Start
+  table_.generation = 0;
 
   DeviceCounters c{};
   c.slabs_next = 1;
   c.max_keys = config_.max_keys;
   c.max_mem = config_.max_memory_bytes;
-  err = cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabBytes, control_);
+  err = cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabAndAccessBytes, control_);
   if (err == cudaSuccess) {
     err = cudaMemsetAsync(chunk_table_, 0, sizeof(uint64_t*) * kMaxPoolChunks, control_);
   }
@@ -230,7 +233,28 @@ KeyspaceStats GpuStore::Keyspace() const {
   stats.volatile_keys = c.volatile_keys;
   stats.avg_ttl_ms = c.volatile_keys == 0 ? 0 : pipeline_->avg_ttl_ms();
   stats.expired_keys = c.expired_keys;
+  stats.evicted_keys = pipeline_->evicted_keys();
   return stats;
+}
+
+Status GpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
+  LimitMarker marker;
+  marker.max_memory_bytes = max_memory_bytes;
+  marker.policy = policy;
+  auto* r = new Request;
+  r->limit = &marker;
+  pipeline_->Enqueue(r);
+  std::unique_lock<std::mutex> lock(marker.mu);
+  marker.cv.wait(lock, [&] { return marker.done; });
+  return marker.status;
+}
+
+Status GpuStore::WriteMemoryLimit(uint64_t max_memory_bytes) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  const unsigned long long v = max_memory_bytes;
+  cudaError_t err = cudaMemcpyAsync(&counters_->max_mem, &v, sizeof(v), cudaMemcpyHostToDevice, control_);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
+  return err == cudaSuccess ? Status::Ok() : CudaStatus(err, "writing the memory limit");
 }
 
 uint64_t GpuStore::ReclaimExpired() { return ReclaimExpired(nullptr, nullptr); }

@@ -20,6 +20,12 @@
 // kernel treats an expired key as absent (lazy expiry) and a sweep kernel
 // reclaims expired keys nobody touches (active expiry, expiry_kernels.h).
 // Layout::kFixed8 refuses every op with an expiry (kInvalidArgument).
+//
+// Eviction (max_memory_bytes with an evicting policy): the L-Slab kernel
+// keeps an access byte per key, and the pipeline evicts between ARBs by
+// ranking every key at once (eviction_kernels.h, pipeline_eviction.cc).
+// KeyAccess stays unavailable: the GPU's LRU time is a pass count, not a
+// clock, so it has no idle time to report.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -60,6 +66,11 @@ class GpuStore final : public Store {
   // from the last sweep.
   KeyspaceStats Keyspace() const override;
   uint64_t ReclaimExpired() override;
+  // Store::SetMemoryLimit: applied by the pipeline between two ARBs (a
+  // marker), which evicts down to a lower limit before this returns. Cache
+  // mode on the GPU: pipeline_eviction.cc. Must not be called from a
+  // completion.
+  Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
   // ReclaimExpired, reporting how many sweep kernels ran and their device
   // time (benchmarks).
   uint64_t ReclaimExpired(uint64_t* passes, double* kernel_ms);
@@ -81,6 +92,12 @@ class GpuStore final : public Store {
   void WipeTable();
   // Per-entry overhead charged to max_memory_bytes (beyond key + value).
   uint64_t entry_overhead() const { return table_.entry_overhead; }
+  // The pipeline thread only (kernels take the table view at launch): the
+  // device's max_mem word, what the L-Slab kernel records in the access
+  // bytes, and the LRU generation (eviction_kernels.h).
+  Status WriteMemoryLimit(uint64_t max_memory_bytes);
+  void SetAccessMode(uint32_t mode) { table_.access_mode = mode; }
+  void AdvanceGeneration() { table_.generation = (table_.generation + 1) & 0xff; }
 
  private:
   // Queues `marker` (its bucket range set) and waits for its image.

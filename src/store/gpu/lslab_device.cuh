@@ -100,6 +100,51 @@ __device__ uint64_t* PoolSlab(const TableView& t, uint32_t idx) {
   return chunk + uint64_t(idx & (kPoolChunkSlabs - 1)) * kSlabWords;
 }
 
+// The access byte (lslab_types.h) of `slot` in the slab with pool index
+// `idx`, or in bucket `bucket`'s head slab when idx is 0.
+__device__ uint8_t* AccessByte(const TableView& t, uint64_t bucket, uint32_t idx, int slot) {
+  if (idx == 0) {
+    return reinterpret_cast<uint8_t*>(t.buckets + (uint64_t(1) << t.bucket_bits) * kSlabWords) +
+           bucket * kAccessBytesPerSlab + slot;
+  }
+  uint64_t* chunk =
+      *reinterpret_cast<uint64_t* const volatile*>(t.chunks + (idx >> kPoolChunkShift));
+  return reinterpret_cast<uint8_t*>(chunk + uint64_t(kPoolChunkSlabs) * kSlabWords) +
+         uint64_t(idx & (kPoolChunkSlabs - 1)) * kAccessBytesPerSlab + slot;
+}
+
+__device__ __forceinline__ uint64_t Mix64(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Leader only: records an access to (or the insertion of) the key whose
+// access byte is `b`. LRU: the current generation, written only when it
+// differs (most hits on a hot key write nothing). LFU: Redis's
+// LFULogIncr (probability 1 / ((counter - 5) * 10 + 1), lfu-log-factor 10);
+// a new key starts at 5. Concurrent readers of one key may race on the
+// byte: both write the same generation, or one increment is lost, as
+// Redis's approximate counters allow.
+__device__ void TouchAccess(const TableView& t, uint8_t* b, bool inserted, uint64_t salt) {
+  if (t.access_mode == kAccessLru) {
+    const uint8_t g = uint8_t(t.generation);
+    if (inserted || __ldcg(b) != g) __stcg(b, g);
+  } else if (t.access_mode == kAccessLfu) {
+    if (inserted) {
+      __stcg(b, kLfuInitCounter);
+      return;
+    }
+    const uint8_t c = __ldcg(b);
+    if (c == 255) return;
+    const uint32_t base = c > kLfuInitCounter ? c - kLfuInitCounter : 0;
+    const float r = float(Mix64(salt ^ uint64_t(clock64())) >> 40) * (1.0f / 16777216.0f);
+    if (r < 1.0f / float(base * 10 + 1)) __stcg(b, uint8_t(c + 1));
+  }
+}
+
 // Lane 0 only. A slab from this batch's allowance, then from the pool; 0 when
 // either is spent.
 __device__ uint32_t AllocSlab(const TableView& t, const ArbView& a) {
@@ -118,6 +163,31 @@ __device__ uint32_t AllocSlab(const TableView& t, const ArbView& a) {
     if (prev == cur) return uint32_t(cur);
     cur = prev;
   }
+}
+
+// Warp-wide sums (every lane gets the total).
+__device__ __forceinline__ uint64_t WarpSum(uint64_t v) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(kFull, v, d);
+  return v;
+}
+
+__device__ __forceinline__ double WarpSum(double v) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(kFull, v, d);
+  return v;
+}
+
+// Lane 0 (sweep kernels' lists of unlinked entries, expiry_kernels.h): `n` consecutive list entries from one atomicAdd, or ~0 when the
+// list looks full. Why not a CAS loop: every warp of the grid reserves on this
+// one word, and under that contention a CAS loop retries without end (the
+// H100 measured ~850 ms per pass over 2^27 keys); atomicAdd always succeeds.
+// A reservation that crosses the capacity is still handed out: its caller
+// fills the part inside the list with empty entries (rec = 0, skipped by the
+// host) and unlinks nothing, so the list has no holes.
+__device__ uint64_t ReserveList(unsigned long long* listed, uint64_t capacity, uint32_t n) {
+  if (LdVolatile64(listed) + n > capacity) return ~0ull;
+  return atomicAdd(listed, (unsigned long long)n);
 }
 
 // One op as the leader's tile sees it (ArbView's columns). vlen is the

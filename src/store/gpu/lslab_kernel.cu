@@ -88,7 +88,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     // Answered already (bad input): no table access, but the group's order
     // above and the done count below still count it.
   } else {
-    uint64_t* head = t.buckets + uint64_t(BucketOf(op.hash, t.bucket_bits)) * kSlabWords;
+    const uint64_t bucket = BucketOf(op.hash, t.bucket_bits);
+    uint64_t* head = t.buckets + bucket * kSlabWords;
     uint32_t* lock = reinterpret_cast<uint32_t*>(head + kLockWord);
     const bool writer = type != kOpGet;
     if (leader) {
@@ -99,6 +100,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 
     // Probe the chain. Lane l holds slots l, l + kTile, ... (word 31 = meta).
     uint64_t* slab = head;
+    uint32_t idx = 0;  // slab's pool index (0: the head slab)
+    uint32_t found_idx = 0, free_idx = 0;
     int found = -1;
     uint64_t* found_slab = nullptr;
     uint64_t found_meta = 0, found_vw = 0;
@@ -139,6 +142,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       }
       if (found >= 0) {
         found_slab = slab;
+        found_idx = idx;
         found_meta = meta;
         found_vw = Ld(slab + 32 + found);
         break;
@@ -146,6 +150,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       if (free_slot < 0 && empty != 0) {
         free_slot = __ffs(empty) - 1;
         free_slab = slab;
+        free_idx = idx;
         free_meta = meta;
       }
       const uint32_t next = uint32_t(meta >> 32);
@@ -155,7 +160,13 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         break;
       }
       slab = PoolSlab(t, next);
+      idx = next;
     }
+    // The slot whose access byte this op updates (eviction): a hit, an
+    // overwrite, an insert (lslab_types.h, access bytes).
+    int touch_slot = -1;
+    uint32_t touch_idx = 0;
+    bool touch_new = false;
 
     // The value before the op (general: the record's blob handle) and, in a
     // slab with the volatile hint, the key's expire-at.
@@ -183,6 +194,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
             rr = found_vw;
             free_slot = found;
             free_slab = found_slab;
+            free_idx = found_idx;
             free_meta = found_meta;
           } else {
             rv = 0;
@@ -197,6 +209,10 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       }
     }
 
+    if (type == kOpGet && found >= 0) {
+      touch_slot = found;
+      touch_idx = found_idx;
+    }
     if (type == kOpDelete) {
       if (found >= 0) {
         // DELETE unlinks; EXPIRE (flag) sets the expire-at when its
@@ -270,6 +286,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           ok = tile.Shfl(ok, 0);
           if (ok) {
             code |= kResStored;
+            touch_slot = found;
+            touch_idx = found_idx;
           } else {
             code = kResCapacity;
             rv = 0;
@@ -278,6 +296,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         } else {
           if (leader) St(found_slab + 32 + found, op.value);
           code |= kResStored;
+          touch_slot = found;
+          touch_idx = found_idx;
         }
       } else if (store) {
         // Insert a new key.
@@ -315,11 +335,15 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           uint64_t* slab_w = free_slab;
           int slot = free_slot;
           uint64_t meta_w = free_meta;
+          touch_idx = free_idx;
           if (free_slot < 0) {
             slab_w = PoolSlab(t, new_slab);
             slot = 0;
             meta_w = 0;
+            touch_idx = new_slab;
           }
+          touch_slot = slot;
+          touch_new = true;
           if (kGeneral) {
             uint64_t* r = reinterpret_cast<uint64_t*>(op.rec);
             const uint64_t* src = a.arena + uint32_t(op.key) / 8;
@@ -350,6 +374,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       }
     }
 
+    if (leader && touch_slot >= 0 && t.access_mode != kAccessNone) {
+      TouchAccess(t, AccessByte(t, bucket, touch_idx, touch_slot), touch_new, op.hash);
+    }
     // Lanes other than the leader wrote a key record: make it visible before
     // the leader's release (fixed8 writes come from the leader only).
     if (kGeneral && writer) __threadfence();

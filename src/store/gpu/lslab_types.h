@@ -15,6 +15,14 @@
 // A probe reads the key half (keys + meta: one coalesced 256-byte read); the
 // one value word needed is read after a match.
 //
+// Access bytes (eviction, docs/EVICTION.md): one byte per slot of every
+// slab, 32 bytes per slab (slot 31's byte unused), kept outside the slabs so
+// a probe's 256-byte key read stays one transaction: the head slabs' bytes
+// follow the bucket array (bucket b: byte 32 * b + slot), a pool chunk's
+// follow its slabs. Under an LRU policy a byte is the eviction generation of
+// the key's last access, under LFU Redis's logarithmic access counter; with
+// no evicting policy the kernel does not write them.
+//
 // Slab pool. Pool slab indices are 32 bits: chunk = idx >> kPoolChunkShift,
 // slot = idx & mask; chunk pointers live in a device table. The device takes
 // slabs with one atomicAdd on a bump counter (slabs are never freed one by
@@ -51,6 +59,9 @@ constexpr uint64_t kSlabBytes = kSlabWords * 8;
 constexpr uint32_t kPoolChunkShift = 16;  // 65536 slabs = 32 MiB per chunk
 constexpr uint32_t kPoolChunkSlabs = 1u << kPoolChunkShift;
 constexpr uint32_t kMaxPoolChunks = 1u << 15;  // 2^31 slabs = 1 TiB: never the limit
+constexpr uint64_t kAccessBytesPerSlab = 32;
+constexpr uint64_t kSlabAndAccessBytes = kSlabBytes + kAccessBytesPerSlab;  // device memory per slab
+constexpr uint64_t kPoolChunkBytes = uint64_t(kPoolChunkSlabs) * kSlabAndAccessBytes;
 constexpr uint64_t kVolatileBit = 1ull << 31;  // meta: the slab's volatile hint
 constexpr uint32_t kRecordExpireWord = 2;      // general key record: expire-at
 constexpr uint32_t kRecordKeyWord = 3;         // general key record: first key word
@@ -103,7 +114,14 @@ struct TableView {
   uint64_t* const* chunks;     // pool chunk table (device)
   DeviceCounters* counters;
   uint64_t entry_overhead;     // bytes charged per entry beyond key + value
+  // Eviction (access bytes above): what a hit or a store writes in the key's
+  // access byte, and the LRU generation it writes.
+  uint32_t access_mode;        // AccessMode
+  uint32_t generation;         // LRU: the current generation (0..255)
 };
+
+enum AccessMode : uint32_t { kAccessNone = 0, kAccessLru = 1, kAccessLfu = 2 };
+constexpr uint8_t kLfuInitCounter = 5;  // Redis's LFU_INIT_VAL
 
 // One aggregated request batch (ARB) in device memory, structure of arrays.
 struct ArbView {

@@ -59,6 +59,9 @@ Pipeline::~Pipeline() {
   if (sweep_list_ != nullptr) cudaFreeHost(sweep_list_);
   if (sweep_t0_ != nullptr) cudaEventDestroy(sweep_t0_);
   if (sweep_t1_ != nullptr) cudaEventDestroy(sweep_t1_);
+  if (evict_hist_ != nullptr) cudaFree(evict_hist_);
+  if (evict_totals_ != nullptr) cudaFree(evict_totals_);
+  if (evict_hist_host_ != nullptr) cudaFreeHost(evict_hist_host_);
 }
 
 cudaError_t Pipeline::Start() {
@@ -68,6 +71,9 @@ cudaError_t Pipeline::Start() {
     if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming);
     if (err != cudaSuccess) return err;
   }
+  // The configured limit and policy (Open): nothing is stored yet.
+  const Config& config = store_->config();
+  if (!ApplyLimit(config.max_memory_bytes, config.eviction).ok()) return cudaErrorUnknown;
   thread_ = std::thread([this] {
     cudaSetDevice(store_->config().gpu_device);
     Run();
@@ -145,6 +151,8 @@ void Pipeline::Run() {
         HandleClear(m);
       } else if (m->sweep != nullptr) {
         HandleSweep(m);
+      } else if (m->limit != nullptr) {
+        HandleLimit(m);
       } else {
         HandleSnapshot(m);
       }
@@ -480,6 +488,7 @@ void Pipeline::HandleClear(Request* r) {
   // through Results: the whole heap goes when those are released.
   records_.Reset();
   may_have_volatile_ = false;  // the table is empty
+  mem_bound_ = 0;
   avg_ttl_ms_.store(0, std::memory_order_relaxed);  // as Redis's FLUSHALL resets avg_ttl
   epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
   values_ = std::make_unique<ValueHeap>();

@@ -68,6 +68,7 @@
 #include "kvcg/store.h"
 #include "store/gpu/arb_kernels.h"
 #include "store/gpu/device_heaps.h"
+#include "store/gpu/eviction_kernels.h"
 #include "store/gpu/expiry_kernels.h"
 #include "store/gpu/pinned_memory.h"
 #include "store/gpu/result_epochs.h"
@@ -122,14 +123,28 @@ struct SweepMarker {
   double kernel_ms = 0;  // device time of those kernels
 };
 
-// One Submit call, or a Clear, snapshot or sweep marker.
+// SetMemoryLimit(): the caller waits until the pipeline applied it (and
+// evicted down to it).
+struct LimitMarker {
+  uint64_t max_memory_bytes = 0;
+  EvictionPolicy policy = EvictionPolicy::kNoEviction;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  Status status;
+};
+
+// One Submit call, or a Clear, snapshot, sweep or memory-limit marker.
 struct Request {
   Batch batch;
   Store::Completion done;
   ClearMarker* clear = nullptr;
   SnapshotMarker* snapshot = nullptr;
   SweepMarker* sweep = nullptr;
-  bool marker() const { return clear != nullptr || snapshot != nullptr || sweep != nullptr; }
+  LimitMarker* limit = nullptr;
+  bool marker() const {
+    return clear != nullptr || snapshot != nullptr || sweep != nullptr || limit != nullptr;
+  }
 };
 
 class Pipeline {
@@ -151,6 +166,8 @@ class Pipeline {
   // The mean remaining TTL of the volatile keys at the last full sweep (ms;
   // 0 = none or unknown). Thread-safe.
   uint64_t avg_ttl_ms() const { return avg_ttl_ms_.load(std::memory_order_relaxed); }
+  // Keys removed by the eviction policy since the store opened. Thread-safe.
+  uint64_t evicted_keys() const { return evicted_keys_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr int kSlots = 3;
@@ -185,6 +202,7 @@ class Pipeline {
     bool has_expiry = false;    // a batch of the ARB carries expiry columns
     bool with_expires = false;  // the output holds an expire-at per op
     uint64_t storing = 0, reserved = 0;
+    uint64_t grow = 0;  // bytes the ARB's writes may add at most (eviction)
     bool exclusive = false, pool_exhausted = false, launched_ok = false;
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
   };
@@ -221,6 +239,23 @@ class Pipeline {
   bool SweepPass(uint64_t now, uint64_t* removed, bool* more, float* kernel_ms);
   // Steady-clock ns of the next periodic sweep; 0 = none is due (no TTLs).
   uint64_t NextSweepNs() const;
+  // The sweep kernels' list of unlinked entries (pipeline_expiry.cc):
+  // made at first use, freed (records now, blobs through the epochs), grown
+  // when a pass found it full.
+  cudaError_t EnsureReclaimList();
+  void FreeReclaimed(uint64_t listed);
+  void GrowReclaimList();
+  // Eviction (pipeline_eviction.cc). ApplyLimit: the policy and limit from
+  // now on (at Start and at a SetMemoryLimit marker). MakeRoom: before an
+  // ARB that may grow the store by `grow` bytes, evicts when the limit
+  // could be passed. EvictDown: passes until `need` bytes are freed or
+  // nothing is left to evict; returns the bytes freed. EvictPass: one
+  // histogram + evict round; false on a device failure.
+  void HandleLimit(Request* r);
+  Status ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
+  void MakeRoom(uint64_t grow);
+  uint64_t EvictDown(uint64_t need);
+  bool EvictPass(uint64_t need, uint64_t* freed, bool* more);
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
   // Buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
@@ -264,6 +299,19 @@ class Pipeline {
   uint64_t sweep_list_cap_ = 0;                 // entries
   cudaEvent_t sweep_t0_ = nullptr, sweep_t1_ = nullptr;
   std::atomic<uint64_t> avg_ttl_ms_{0};
+
+  // Eviction. evict_max_: the limit while an evicting policy is on, else 0.
+  // mem_bound_: an upper bound on the charged bytes once every ARB launched
+  // so far is done (re-read from the device when it nears the limit).
+  EvictionPolicy evict_policy_ = EvictionPolicy::kNoEviction;
+  uint64_t evict_max_ = 0;
+  uint64_t mem_bound_ = 0;
+  uint64_t evict_salt_ = 0;
+  uint64_t lfu_decay_at_ms_ = 0;  // LFU: counters decayed up to this clock time
+  EvictHistogram* evict_hist_ = nullptr;       // device
+  EvictHistogram* evict_hist_host_ = nullptr;  // page-locked
+  EvictTotals* evict_totals_ = nullptr;        // device
+  std::atomic<uint64_t> evicted_keys_{0};
 
   // Where the thread's time goes (ns), printed to stderr at Stop() when
   // KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.

@@ -95,17 +95,8 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
     if (err == cudaSuccess) err = cudaEventCreate(&sweep_t1_);
     if (err != cudaSuccess) return failed(err);
   }
-  if (sweep_list_ == nullptr) {
-    // Mapped (like the value heap and snapshot images): the kernel writes
-    // the list straight into host memory, where the frees read it.
-    err = cudaHostAlloc(reinterpret_cast<void**>(&sweep_list_), kMinList * sizeof(Reclaimed),
-                        cudaHostAllocMapped | cudaHostAllocPortable);
-    if (err != cudaSuccess) {
-      sweep_list_ = nullptr;
-      return failed(err);
-    }
-    sweep_list_cap_ = kMinList;
-  }
+  err = EnsureReclaimList();
+  if (err != cudaSuccess) return failed(err);
   cudaStream_t st = slots_[0].stream;  // nothing else of ours is in flight
   SweepTotals totals{};
   err = cudaEventRecord(sweep_t0_, st);
@@ -120,16 +111,7 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
   if (err != cudaSuccess) return failed(err);
   cudaEventElapsedTime(kernel_ms, sweep_t0_, sweep_t1_);
 
-  // The frees. Records: now. Blobs: once every Results begun so far is
-  // released (the newest epoch; every ARB before the sweep has completed).
-  const uint64_t seq = epochs_.last_seq();
-  const uint64_t listed = totals.listed < sweep_list_cap_ ? totals.listed : sweep_list_cap_;
-  for (uint64_t i = 0; i < listed; ++i) {
-    const Reclaimed& r = sweep_list_[i];
-    if (r.rec == 0) continue;  // handed out past the capacity: nothing unlinked
-    records_.Free(r.rec, uint32_t(r.lens));
-    epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(r.blob), r.lens >> 32);
-  }
+  FreeReclaimed(totals.listed);
   *removed = totals.removed;
   *more = totals.more != 0;
   // The mean TTL of what is left (INFO keyspace's avg_ttl), and whether
@@ -137,9 +119,41 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
   const double mean = totals.ttl_n == 0 ? 0.0 : totals.ttl_sum / double(totals.ttl_n);
   avg_ttl_ms_.store(mean >= 9.2e18 ? uint64_t(9.2e18) : uint64_t(mean), std::memory_order_relaxed);
   if (totals.ttl_n == 0 && !*more) may_have_volatile_ = false;
-  if (*more && sweep_list_cap_ < kMaxList) {
+  if (*more) GrowReclaimList();
+  return true;
+}
+
+cudaError_t Pipeline::EnsureReclaimList() {
+  if (sweep_list_ != nullptr) return cudaSuccess;
+  // Mapped (like the value heap and snapshot images): the kernel writes
+  // the list straight into host memory, where the frees read it.
+  cudaError_t err = cudaHostAlloc(reinterpret_cast<void**>(&sweep_list_), kMinList * sizeof(Reclaimed),
+                                  cudaHostAllocMapped | cudaHostAllocPortable);
+  if (err != cudaSuccess) {
+    sweep_list_ = nullptr;
+    return err;
+  }
+  sweep_list_cap_ = kMinList;
+  return cudaSuccess;
+}
+
+void Pipeline::FreeReclaimed(uint64_t listed) {
+  // Records: now. Blobs: once every Results begun so far is released (the
+  // newest epoch; every ARB before the sweep has completed).
+  const uint64_t seq = epochs_.last_seq();
+  if (listed > sweep_list_cap_) listed = sweep_list_cap_;
+  for (uint64_t i = 0; i < listed; ++i) {
+    const Reclaimed& r = sweep_list_[i];
+    if (r.rec == 0) continue;  // handed out past the capacity: nothing unlinked
+    records_.Free(r.rec, uint32_t(r.lens));
+    epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(r.blob), r.lens >> 32);
+  }
+}
+
+void Pipeline::GrowReclaimList() {
+  if (sweep_list_cap_ < kMaxList) {
     // A larger list for the next pass: fewer passes over a table where
-    // much expires at once.
+    // much goes at once.
     Reclaimed* bigger = nullptr;
     const uint64_t cap = sweep_list_cap_ * 4 < kMaxList ? sweep_list_cap_ * 4 : kMaxList;
     if (cudaHostAlloc(reinterpret_cast<void**>(&bigger), cap * sizeof(Reclaimed),
@@ -151,7 +165,6 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
       cudaGetLastError();  // keep the smaller list
     }
   }
-  return true;
 }
 
 }  // namespace kvcg::store::gpu

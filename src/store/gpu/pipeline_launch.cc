@@ -21,6 +21,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   s.exclusive = exclusive;
   s.reserved = 0;
   s.storing = 0;
+  s.grow = 0;
   if (sticky_ != cudaSuccess) {
     FailAll(s, Code::kInternal);
     return;
@@ -56,6 +57,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     input += l.size;
     if (!general_) {
       s.storing += b.stores();
+      s.grow += b.stores() * (16 + store_->entry_overhead());
       continue;
     }
     // Writes only: a GET costs the host nothing here. A stored value gets a
@@ -83,6 +85,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
         if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
         puts.push_back(PutEntry{op, vlen, reinterpret_cast<uint64_t>(w.blob), w.rec, src});
         ++s.storing;
+        s.grow += uint64_t(w.klen) + vlen + store_->entry_overhead();
       }
       s.writes.push_back(w);
     }
@@ -106,6 +109,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 
   // Slabs: reserve one per storing op, or run alone on what is left.
   StageTimer reserve_timer(profile_, &prof_.reserve);
+  MakeRoom(s.grow);  // cache mode: evict first if this ARB could pass the limit
   if (!exclusive && s.storing > 0 && !store_->pool().Reserve(s.storing)) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;

@@ -24,7 +24,7 @@ SlabPool::SlabPool(DeviceBudget* budget, DeviceCounters* counters, uint64_t** ch
 SlabPool::~SlabPool() {
   for (uint64_t* chunk : chunks_) {
     cudaFree(chunk);
-    budget_->Give(kPoolChunkSlabs * kSlabBytes);
+    budget_->Give(kPoolChunkBytes);
   }
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
@@ -33,7 +33,7 @@ bool SlabPool::GrowLocked(uint64_t min_capacity) {
   if (error_.load() != cudaSuccess) return false;
   const size_t before = chunks_.size();
   while (capacity_ < min_capacity && chunks_.size() < kMaxPoolChunks) {
-    const uint64_t bytes = uint64_t(kPoolChunkSlabs) * kSlabBytes;
+    const uint64_t bytes = kPoolChunkBytes;  // slabs, then their access bytes
     if (!budget_->Take(bytes)) break;
     uint64_t* chunk = nullptr;
     if (cudaMalloc(&chunk, bytes) != cudaSuccess) {
@@ -101,7 +101,7 @@ void SlabPool::Release(uint64_t reserved, uint64_t taken) {
 cudaError_t SlabPool::Reset() {
   std::lock_guard<std::mutex> lock(mu_);
   for (uint64_t* chunk : chunks_) {
-    cudaError_t err = cudaMemsetAsync(chunk, 0, uint64_t(kPoolChunkSlabs) * kSlabBytes, stream_);
+    cudaError_t err = cudaMemsetAsync(chunk, 0, kPoolChunkBytes, stream_);
     if (err != cudaSuccess) return err;
   }
   const unsigned long long one = 1;

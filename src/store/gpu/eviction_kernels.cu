@@ -1,0 +1,237 @@
+// Eviction kernels (eviction_kernels.h): rank every key by score, then
+// unlink the chosen ones. A warp walks one bucket's chain at a time, lane l
+// rating slot l of each slab; both kernels rate identically, so the host's
+// cutoff chosen from the histogram selects what the histogram counted.
+// They run with no other kernel of the table in flight (the pipeline
+// drains first), so they take no bucket locks.
+#include <cuda_runtime.h>
+
+#include "store/gpu/eviction_kernels.h"
+#include "store/gpu/lslab_device.cuh"
+
+namespace kvcg::store::gpu {
+namespace {
+
+constexpr int kBlockThreads = 256;
+constexpr uint32_t kWarpsPerBlock = kBlockThreads / 32;
+constexpr uint64_t kShareSalt = 0x5bd1e9955bd1e995ull;  // the cutoff bin's share: other hash bits
+
+// One occupied slot as a pass sees it.
+struct Rated {
+  bool candidate = false;
+  uint32_t score = 0;
+  uint64_t charge = 0;
+  uint64_t exp = 0;   // expire-at (general, in a slab with the volatile hint; else 0)
+  uint64_t rec = 0;   // general: the key record
+  uint64_t lens = 0;  // general: key length | value length << 32
+  uint64_t word = 0;  // the slot's key word (fixed8 key, general hash)
+  uint8_t* access = nullptr;
+  uint32_t access_byte = 0;
+};
+
+__device__ uint32_t TtlScore(uint64_t remaining) {
+  const uint32_t lg = 63 - __clzll(remaining | 1);
+  const uint32_t frac = lg >= 2 ? uint32_t(remaining >> (lg - 2)) & 3 : 0;
+  const uint32_t s = lg * 4 + frac;
+  return s < 255 ? s : 255;
+}
+
+template <bool kGeneral>
+__device__ Rated Rate(const TableView& t, const EvictParams& p, const uint64_t* slab,
+                      uint64_t meta, uint64_t bucket, uint32_t idx, uint32_t lane) {
+  Rated r;
+  r.word = Ld(slab + lane);
+  if (kGeneral) {
+    r.rec = Ld(slab + 32 + lane);
+    const uint64_t* rec = reinterpret_cast<const uint64_t*>(r.rec);
+    r.lens = Ld(rec + 1);
+    if (meta & kVolatileBit) r.exp = Ld(rec + kRecordExpireWord);
+    r.charge = uint64_t(uint32_t(r.lens)) + (r.lens >> 32) + t.entry_overhead;
+  } else {
+    r.charge = 16 + t.entry_overhead;
+  }
+  if (p.score == kScoreLru || p.score == kScoreLfu) {  // read for every key: all of them age
+    r.access = AccessByte(t, bucket, idx, int(lane));
+    r.access_byte = __ldcg(r.access);
+    r.score = p.score == kScoreLru ? 255 - ((t.generation - r.access_byte) & 0xff)
+              : r.access_byte > p.lfu_decay ? r.access_byte - p.lfu_decay
+                                            : 0;
+  }
+  if (p.volatile_only && r.exp == 0) return r;
+  r.candidate = true;
+  if (Expired(r.exp, p.now)) {
+    r.score = 0;  // an expired key goes first
+    return r;
+  }
+  switch (p.score) {
+    case kScoreLru:
+    case kScoreLfu: break;
+    case kScoreRandom: r.score = uint32_t(Mix64(r.word ^ p.salt) >> 56); break;
+    default: r.score = TtlScore(r.exp - p.now); break;
+  }
+  return r;
+}
+
+// Calls f(slab, meta, idx) for each slab of bucket b's chain, warp-wide.
+template <typename F>
+__device__ void ForEachSlab(const TableView& t, uint64_t b, F&& f) {
+  uint64_t* slab = t.buckets + b * kSlabWords;
+  uint32_t idx = 0;
+  while (true) {
+    const uint64_t meta = Ld(slab + kMetaWord);
+    f(slab, meta, idx);
+    const uint32_t next = uint32_t(meta >> 32);
+    if (next == 0) return;
+    slab = PoolSlab(t, next);
+    idx = next;
+  }
+}
+
+template <bool kGeneral>
+__global__ void __launch_bounds__(kBlockThreads)
+    HistogramKernel(TableView t, EvictParams p, EvictHistogram* hist) {
+  __shared__ unsigned long long keys[256], bytes[256];
+  for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) keys[i] = bytes[i] = 0;
+  __syncthreads();
+  const uint32_t lane = threadIdx.x & 31;
+  const uint64_t warp = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const uint64_t warps = uint64_t(gridDim.x) * kWarpsPerBlock;
+  const uint64_t buckets = 1ull << t.bucket_bits;
+  for (uint64_t b = warp; b < buckets; b += warps) {
+    ForEachSlab(t, b, [&](uint64_t* slab, uint64_t meta, uint32_t idx) {
+      if (lane >= kSlotsPerSlab || ((meta >> lane) & 1) == 0) return;
+      const Rated r = Rate<kGeneral>(t, p, slab, meta, b, idx, lane);
+      if (!r.candidate) return;
+      atomicAdd(&keys[r.score], 1ull);
+      atomicAdd(&bytes[r.score], (unsigned long long)r.charge);
+    });
+  }
+  __syncthreads();
+  for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) {
+    if (keys[i] != 0) {
+      atomicAdd(&hist->keys[i], keys[i]);
+      atomicAdd(&hist->bytes[i], bytes[i]);
+    }
+  }
+}
+
+template <bool kGeneral>
+__global__ void __launch_bounds__(kBlockThreads)
+    EvictKernel(TableView t, EvictParams p, Reclaimed* list, uint64_t capacity, EvictTotals* totals) {
+  const uint32_t lane = threadIdx.x & 31;
+  const uint64_t warp = (uint64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const uint64_t warps = uint64_t(gridDim.x) * kWarpsPerBlock;
+  const uint64_t buckets = 1ull << t.bucket_bits;
+  uint64_t evicted = 0, expired = 0, freed = 0, volatile_gone = 0;
+  bool more = false;
+  for (uint64_t b = warp; b < buckets; b += warps) {
+    ForEachSlab(t, b, [&](uint64_t* slab, uint64_t meta, uint32_t idx) {
+      const bool mine = lane < kSlotsPerSlab && ((meta >> lane) & 1);
+      Rated r;
+      if (mine) r = Rate<kGeneral>(t, p, slab, meta, b, idx, lane);
+      const bool chosen =
+          r.candidate && (r.score < p.cutoff ||
+                          (r.score == p.cutoff && (Mix64(r.word ^ p.salt ^ kShareSalt) & 0xffff) < p.share));
+      uint32_t gone = __ballot_sync(kFull, chosen);
+      if (kGeneral && gone != 0) {
+        const uint32_t n = __popc(gone);
+        uint64_t base = 0;
+        if (lane == 0) base = ReserveList(&totals->listed, capacity, n);
+        base = __shfl_sync(kFull, base, 0);
+        if (base == ~0ull || base + n > capacity) {
+          more = true;  // left for the next pass
+          gone = 0;
+          if (base != ~0ull && lane < n && base + lane < capacity) list[base + lane].rec = 0;
+        } else if (chosen) {
+          Reclaimed& e = list[base + __popc(gone & ((1u << lane) - 1))];
+          e.rec = r.rec;
+          e.blob = Ld(reinterpret_cast<const uint64_t*>(r.rec));
+          e.lens = r.lens;
+        }
+      }
+      const bool unlinked = (gone >> lane) & 1;
+      const bool was_expired = unlinked && Expired(r.exp, p.now);
+      if (gone != 0) {
+        freed += WarpSum(unlinked ? r.charge : 0);
+        expired += __popc(__ballot_sync(kFull, was_expired));
+        evicted += __popc(__ballot_sync(kFull, unlinked && !was_expired));
+        volatile_gone += __popc(__ballot_sync(kFull, unlinked && r.exp != 0));
+      }
+      uint64_t next_meta = meta & ~uint64_t(gone);
+      if (kGeneral && (meta & kVolatileBit) != 0 &&
+          __ballot_sync(kFull, mine && !unlinked && r.exp != 0) == 0) {
+        next_meta &= ~kVolatileBit;  // nothing volatile left here
+      }
+      if (lane == 0 && next_meta != meta) St(slab + kMetaWord, next_meta);
+      // The keys kept age: LRU ages saturate (the generation never wraps
+      // onto them), LFU counters decay.
+      if (mine && !unlinked && r.access != nullptr) {
+        if (p.score == kScoreLru) {
+          const uint32_t age = (t.generation - r.access_byte) & 0xff;
+          if (age > kMaxLruAge) __stcg(r.access, uint8_t(t.generation - kMaxLruAge));
+        } else if (p.lfu_decay != 0 && r.access_byte != 0 && !Expired(r.exp, p.now)) {
+          __stcg(r.access, uint8_t(r.score));
+        }
+      }
+    });
+  }
+  if (lane != 0) return;
+  DeviceCounters* c = t.counters;
+  const uint64_t removed = evicted + expired;
+  if (removed != 0) {
+    ReleaseCounter(&c->keys, removed);
+    ReleaseCounter(&c->mem_bytes, freed);
+    if (volatile_gone != 0) ReleaseCounter(&c->volatile_keys, volatile_gone);
+    if (expired != 0) {
+      atomicAdd(&c->expired_keys, (unsigned long long)expired);
+      atomicAdd(&totals->expired, (unsigned long long)expired);
+    }
+    atomicAdd(&totals->evicted, (unsigned long long)evicted);
+    atomicAdd(&totals->freed, (unsigned long long)freed);
+  }
+  if (more) atomicExch(&totals->more, 1ull);
+}
+
+// Enough warps to fill the device several times over; grid-stride beyond.
+cudaError_t Blocks(const TableView& t, uint32_t* blocks) {
+  int device = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  const uint64_t want = ((1ull << t.bucket_bits) + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;  // 64 warps per SM
+  *blocks = uint32_t(want < cap ? want : cap);
+  if (*blocks == 0) *blocks = 1;
+  return err;
+}
+
+}  // namespace
+
+cudaError_t EvictionHistogram(const TableView& table, const EvictParams& p, EvictHistogram* hist,
+                              cudaStream_t stream) {
+  uint32_t blocks = 0;
+  cudaError_t err = Blocks(table, &blocks);
+  if (err == cudaSuccess) err = cudaMemsetAsync(hist, 0, sizeof(EvictHistogram), stream);
+  if (err != cudaSuccess) return err;
+  if (p.general) {
+    HistogramKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, p, hist);
+  } else {
+    HistogramKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, p, hist);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed* list,
+                        uint64_t capacity, EvictTotals* totals, cudaStream_t stream) {
+  uint32_t blocks = 0;
+  cudaError_t err = Blocks(table, &blocks);
+  if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(EvictTotals), stream);
+  if (err != cudaSuccess) return err;
+  if (p.general) {
+    EvictKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, p, list, capacity, totals);
+  } else {
+    EvictKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, p, list, capacity, totals);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace kvcg::store::gpu

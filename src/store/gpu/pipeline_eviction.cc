@@ -1,0 +1,187 @@
+// Pipeline, eviction: the GPU store's cache mode (max_memory_bytes with an
+// evicting policy; eviction_kernels.h ranks and unlinks, docs/EVICTION.md).
+//
+// When. The kernel reserves every write's bytes against the device's limit
+// exactly, so memory never passes it; eviction must make room *before* an
+// ARB runs, because an ARB cannot stop halfway to evict. The pipeline keeps
+// an upper bound on the charged bytes (the last value read from the device
+// plus what every ARB launched since may add: key + value + overhead per
+// write) and, when an ARB could pass the limit, drains what is in flight,
+// reads the counter and evicts the excess plus 1/64 of the limit of slack,
+// so the drain-and-evict is paid once per slack's worth of writes, not per
+// ARB. An ARB whose own writes exceed what eviction can free (the policy
+// found too few candidates, or one ARB writes more than the limit) sees
+// those writes refused with kCapacityExhausted, as Redis's OOM error.
+//
+// Precision. A pass frees at least what it was asked (it repeats while
+// short) and at most one score bin's share more: the cutoff bin's share is
+// drawn by key hash, so it is exact in expectation, not per key.
+//
+// Order. Passes run where sweeps run — everything launched before has
+// completed, nothing after has started — so an eviction is linearizable
+// with the writes on its key: it happens between two ARBs.
+//
+// Generations. The LRU "time" is the pass count (an 8-bit generation in
+// TableView): a pass evicts the keys untouched for the most passes, then
+// the generation advances. LFU counters decay by one per idle minute of
+// the store's clock, applied by the next pass (Redis's lfu-decay-time 1).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "store/gpu/gpu_store.h"
+#include "store/gpu/pipeline.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+constexpr int kMaxPasses = 64;  // per EvictDown: a bound, not a goal
+
+bool IsVolatile(EvictionPolicy p) {
+  return p == EvictionPolicy::kVolatileLru || p == EvictionPolicy::kVolatileLfu ||
+         p == EvictionPolicy::kVolatileRandom || p == EvictionPolicy::kVolatileTtl;
+}
+
+uint32_t ScoreOf(EvictionPolicy p) {
+  switch (p) {
+    case EvictionPolicy::kAllKeysLru:
+    case EvictionPolicy::kVolatileLru: return kScoreLru;
+    case EvictionPolicy::kAllKeysLfu:
+    case EvictionPolicy::kVolatileLfu: return kScoreLfu;
+    case EvictionPolicy::kVolatileTtl: return kScoreTtl;
+    default: return kScoreRandom;
+  }
+}
+
+}  // namespace
+
+Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
+  Status s = store_->WriteMemoryLimit(max_memory_bytes);
+  if (!s.ok()) return s;
+  const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+  evict_policy_ = policy;
+  evict_max_ = evicting ? max_memory_bytes : 0;
+  store_->SetAccessMode(AccessModeOf(max_memory_bytes, policy));
+  lfu_decay_at_ms_ = store_->config().clock();
+  mem_bound_ = store_->MemoryBytes();
+  return Status::Ok();
+}
+
+void Pipeline::HandleLimit(Request* r) {
+  while (!inflight_.empty()) CompleteFront();
+  LimitMarker* m = r->limit;
+  delete r;
+  Status s = sticky_ != cudaSuccess ? Status::Internal("the GPU failed earlier")
+                                    : ApplyLimit(m->max_memory_bytes, m->policy);
+  // A lower limit evicts down to it at once (Store::SetMemoryLimit).
+  if (s.ok() && evict_max_ != 0 && mem_bound_ > evict_max_) {
+    EvictDown(mem_bound_ - evict_max_);
+    mem_bound_ = store_->MemoryBytes();
+  }
+  std::lock_guard<std::mutex> lock(m->mu);
+  m->status = s;
+  m->done = true;
+  m->cv.notify_all();
+}
+
+void Pipeline::MakeRoom(uint64_t grow) {
+  // An ARB that alone writes more than the limit cannot fit whatever is
+  // evicted: evict nothing for it (its writes are admitted in kernel order
+  // while they fit, the rest refused), as the CPU backend refuses a value
+  // larger than the limit without evicting.
+  if (evict_max_ == 0 || grow == 0 || grow > evict_max_) return;
+  if (mem_bound_ + grow <= evict_max_) {
+    mem_bound_ += grow;
+    return;
+  }
+  while (!inflight_.empty()) CompleteFront();
+  uint64_t mem = store_->MemoryBytes();
+  if (mem + grow > evict_max_) {
+    const uint64_t need = mem + grow - evict_max_ + evict_max_ / 64;
+    EvictDown(need < mem ? need : mem);
+    mem = store_->MemoryBytes();
+  }
+  mem_bound_ = mem + grow;
+}
+
+uint64_t Pipeline::EvictDown(uint64_t need) {
+  uint64_t freed = 0;
+  for (int pass = 0; pass < kMaxPasses && freed < need; ++pass) {
+    uint64_t f = 0;
+    bool more = false;
+    if (!EvictPass(need - freed, &f, &more)) break;
+    freed += f;
+    epochs_.Collect();  // frees what no Results holds before the next pass
+    if (f == 0 && !more) break;  // nothing (more) to evict
+  }
+  return freed;
+}
+
+bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more) {
+  *freed = 0;
+  *more = false;
+  if (sticky_ != cudaSuccess) return false;
+  auto failed = [&](cudaError_t err) {
+    cudaGetLastError();
+    if (err != cudaErrorMemoryAllocation) sticky_ = err;
+    std::fprintf(stderr, "kvcg gpu: eviction failed: %s\n", cudaGetErrorString(err));
+    return false;
+  };
+  cudaError_t err = cudaSuccess;
+  if (evict_hist_ == nullptr) {
+    err = cudaMalloc(reinterpret_cast<void**>(&evict_hist_), sizeof(EvictHistogram));
+    if (err == cudaSuccess) err = cudaMalloc(reinterpret_cast<void**>(&evict_totals_), sizeof(EvictTotals));
+    if (err == cudaSuccess) {
+      err = cudaHostAlloc(reinterpret_cast<void**>(&evict_hist_host_), sizeof(EvictHistogram),
+                          cudaHostAllocDefault);
+    }
+    if (err != cudaSuccess) return failed(err);
+  }
+  if (general_) {
+    err = EnsureReclaimList();
+    if (err != cudaSuccess) return failed(err);
+  }
+
+  const uint64_t now = store_->config().clock();
+  EvictParams p{};
+  p.general = general_;
+  p.score = ScoreOf(evict_policy_);
+  p.volatile_only = IsVolatile(evict_policy_);
+  p.now = now;
+  p.salt = 0x9E3779B97F4A7C15ull * ++evict_salt_;
+  if (p.score == kScoreLfu && now > lfu_decay_at_ms_) {
+    const uint64_t minutes = (now - lfu_decay_at_ms_) / 60000;
+    p.lfu_decay = uint32_t(minutes < 255 ? minutes : 255);
+    lfu_decay_at_ms_ += minutes * 60000;
+  }
+
+  // 1. The histogram, 2. the cutoff: the lowest scores whose bytes reach
+  // `need`, and of the cutoff bin the share (in 1/65536) that makes it up.
+  cudaStream_t st = slots_[0].stream;  // nothing else of ours is in flight
+  err = EvictionHistogram(store_->table(), p, evict_hist_, st);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(evict_hist_host_, evict_hist_, sizeof(EvictHistogram),
+                          cudaMemcpyDeviceToHost, st);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+  if (err != cudaSuccess) return failed(err);
+  if (!ChooseCutoff(*evict_hist_host_, need, &p.cutoff, &p.share)) return true;  // no candidate
+
+  // 3. Unlink them; the host frees what the general layout listed.
+  EvictTotals totals{};
+  err = EvictChosen(store_->table(), p, sweep_list_, sweep_list_cap_, evict_totals_, st);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(&totals, evict_totals_, sizeof(totals), cudaMemcpyDeviceToHost, st);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+  if (err != cudaSuccess) return failed(err);
+  if (general_) FreeReclaimed(totals.listed);
+  evicted_keys_.fetch_add(totals.evicted, std::memory_order_relaxed);
+  *freed = totals.freed;
+  *more = totals.more != 0;
+  if (*more) GrowReclaimList();
+  if (p.score == kScoreLru) store_->AdvanceGeneration();
+  return true;
+}
+
+}  // namespace kvcg::store::gpu
