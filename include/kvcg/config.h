@@ -29,11 +29,15 @@ enum class Layout : uint8_t {
              // benchmark configuration). Other sizes get kInvalidArgument.
 };
 
-// Which components serve requests (the paper's configurations, §8).
+// Which components serve requests (the paper's configurations, §8). The
+// names say what serves: the canonical store (GPU or CPU backend) alone,
+// the hot cache in front of it for the keys the router calls hot, or the hot
+// cache for every key. The paper's names "gpu-only" (KVG) and "cpu-only"
+// (KVC) still parse, as deprecated spellings of "canonical" and "hot-only".
 enum class Mode : uint8_t {
-  kGpuOnly,  // "gpu-only" (the paper's KVG): every operation goes to the canonical store.
-  kKvcg,     // "kvcg": router + hot cache on the CPU, everything else to the canonical store.
-  kCpuOnly,  // "cpu-only" (the paper's KVC): the hot cache serves every key.
+  kCanonical,  // "canonical" (the paper's KVG): every operation goes to the canonical store.
+  kKvcg,       // "kvcg": router + hot cache on the CPU, everything else to the canonical store.
+  kHotOnly,    // "hot-only" (the paper's KVC): the hot cache serves every key.
 };
 
 // How the router's shadow model is trained from sampled requests (§7; see
@@ -69,12 +73,15 @@ using ClockFunction = uint64_t (*)();
 // CLOCK_REALTIME in milliseconds (Redis's mstime()). Thread-safe.
 uint64_t SystemClockMs();
 
-// Parse "auto"/"gpu"/"cpu", "general"/"fixed8", "kvcg"/"gpu-only"/"cpu-only"
+// Parse "auto"/"gpu"/"cpu", "general"/"fixed8", "kvcg"/"canonical"/"hot-only"
 // and "histogram"/"heavy-hitters", and Redis's maxmemory-policy names.
 // Return false (leaving *out alone) on anything else.
 bool ParseBackend(const std::string& text, Backend* out);
 bool ParseLayout(const std::string& text, Layout* out);
 bool ParseMode(const std::string& text, Mode* out);
+// The current name of a deprecated mode spelling ("gpu-only" -> "canonical",
+// "cpu-only" -> "hot-only"); null for any other text.
+const char* ModeReplacement(const std::string& text);
 bool ParseRouterModel(const std::string& text, RouterModel* out);
 bool ParseEvictionPolicy(const std::string& text, EvictionPolicy* out);
 const char* EvictionPolicyName(EvictionPolicy policy);
@@ -126,9 +133,9 @@ struct DurabilityConfig {
 struct Config {
   Backend backend = Backend::kAuto;
   Layout layout = Layout::kGeneral;
-  // kGpuOnly opens the canonical store alone; kKvcg and kCpuOnly wrap it in
-  // the engine (hot cache + router, see kvcg/engine.h).
-  Mode mode = Mode::kGpuOnly;
+  // kCanonical opens the canonical store alone; kKvcg and kHotOnly wrap it
+  // in the engine (hot cache + router, see kvcg/engine.h).
+  Mode mode = Mode::kCanonical;
 
   // --- Limits (per operation). Larger input gets kKeyTooLarge/kValueTooLarge.
   size_t max_key_bytes = 64 * 1024;
@@ -166,7 +173,7 @@ struct Config {
   uint32_t gpu_batch_timeout_us = 20;  // Aggregation time bound (Mega-KV periodic scheduling).
   uint32_t retry_timeout_ms = 1000;  // Bound on internal retries before kTimedOut.
 
-  // --- Engine (modes kvcg and cpu-only; ignored by gpu-only).
+  // --- Engine (modes kvcg and hot-only; ignored by canonical).
   struct RouterConfig {
     RouterModel model = RouterModel::kHeavyHitters;  // What the shadow model is.
     uint32_t bins = 10000;        // histogram: bins over the hash space (the paper's 10,000).

@@ -1,8 +1,8 @@
 // kvcg/engine.h — the KVCG engine: hot cache + router in front of the
 // canonical store, itself a kvcg::Store with exactly the same contract.
 //
-// Store::Open returns an Engine for Config::mode kKvcg and kCpuOnly; reach
-// the extra API with AsEngine(store.get()), which is null for gpu-only.
+// Store::Open returns an Engine for Config::mode kKvcg and kHotOnly; reach
+// the extra API with AsEngine(store.get()), which is null for canonical.
 //
 //   std::unique_ptr<kvcg::Store> store;
 //   kvcg::Store::Open(config /* mode = kKvcg */, &store);
@@ -41,8 +41,8 @@ namespace kvcg {
 class Engine : public Store {
  public:
   // Wraps `canonical` (any Store, e.g. the CPU or GPU backend opened with
-  // mode gpu-only) in an engine configured by `config` (mode kKvcg or
-  // kCpuOnly; config.hash must be the canonical store's hash). Errors:
+  // mode canonical) in an engine configured by `config` (mode kKvcg or
+  // kHotOnly; config.hash must be the canonical store's hash). Errors:
   // kInvalidArgument for a bad router configuration or mode.
   static Status Open(const Config& config, std::unique_ptr<Store> canonical,
                      std::unique_ptr<Engine>* engine);
@@ -50,7 +50,7 @@ class Engine : public Store {
   // Installs `model` through the switch protocol and returns when the switch
   // (eviction included) is complete. Switches are serialized. `reason` is
   // recorded; *record (may be null) receives the switch's record. Errors:
-  // kInvalidArgument in cpu-only mode (whose model is fixed: every key hot)
+  // kInvalidArgument in hot-only mode (whose model is fixed: every key hot)
   // or for a null model; the replay's error if it failed (the old model then
   // stays installed and nothing is lost); kInvalidArgument when called from
   // inside a Completion (the switch waits for completions). Thread-safe.

@@ -54,7 +54,7 @@ struct SwitchRecord {
 };
 
 struct EngineStats {
-  std::string mode;          // "kvcg" or "cpu-only".
+  std::string mode;          // "kvcg" or "hot-only".
   ComponentStats hot;
   ComponentStats cold;       // Includes hot misses and the operations that waited on them.
   uint64_t errors = 0;       // Operations rejected by the input check (never routed).

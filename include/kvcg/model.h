@@ -38,10 +38,10 @@ class Model {
   virtual int64_t KeyCount() const { return -1; }
 };
 
-// Every key cold: the engine behaves like gpu-only (the initial kvcg model
+// Every key cold: the engine behaves like canonical (the initial kvcg model
 // until the first switch).
 std::shared_ptr<const Model> MakeAllColdModel();
-// Every key hot: the cpu-only mode's model.
+// Every key hot: the hot-only mode's model.
 std::shared_ptr<const Model> MakeAllHotModel();
 
 // The paper's histogram model: the 64-bit hash space is split into

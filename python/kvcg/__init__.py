@@ -242,13 +242,13 @@ class Store:
             raise BatchError(op, codes, result)
         return result
 
-    # --- engine (modes kvcg and cpu-only)
+    # --- engine (modes kvcg and hot-only)
     def engine_stats(self) -> dict:
         """Engine counters: mode, hot_ops/hits/misses, cold_ops, errors,
         hot_cache_entries, model_version, model, model_hot_keys (-1 when the
         model is not a key set), router_model ("heavy-hitters"/"histogram";
-        "" in cpu-only), samples, switches, p99s.
-        kvcg.Error in mode gpu-only (no engine)."""
+        "" in hot-only), samples, switches, p99s.
+        kvcg.Error in mode canonical (no engine)."""
         return self._h.engine_stats()
 
     def switch_model(self) -> dict:
@@ -261,15 +261,16 @@ class Store:
         self._h.flush()
 
 
-def open(backend: str = "auto", layout: str = "general", mode: str = "gpu-only",
+def open(backend: str = "auto", layout: str = "general", mode: str = "canonical",
          **config) -> Store:  # noqa: A001 - kvcg.open, as the C++ Store::Open
     """Opens a new, empty store.
 
     backend: "auto" (the GPU if a usable one exists, else the CPU), "gpu"
     (kvcg.Error when there is none), "cpu". layout: "general" (binary keys
     and values) or "fixed8" (8-byte keys and values; NumPy uint64 batches).
-    mode: "gpu-only" (the canonical store alone), "kvcg" (hot cache + router
-    in front of it; engine_stats/switch_model) or "cpu-only".
+    mode: "canonical" (the canonical store alone), "kvcg" (hot cache + router
+    in front of it; engine_stats/switch_model) or "hot-only" (the hot cache
+    for every key). The paper's "gpu-only"/"cpu-only" are accepted too.
     config: kvcg::Config fields by name, e.g. max_key_bytes, max_value_bytes,
     max_keys, max_memory_bytes, expected_keys, cpu_shards, gpu_device,
     gpu_memory_bytes, hot_cache_buckets, router_model ("heavy-hitters" or

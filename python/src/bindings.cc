@@ -116,7 +116,7 @@ class Handle {
     kvcg::Engine* e = kvcg::AsEngine(s);
     if (e == nullptr) {
       RaiseError(kvcg::Code::kInvalidArgument,
-                 std::string(what) + " needs mode 'kvcg' or 'cpu-only' (this store is '" +
+                 std::string(what) + " needs mode 'kvcg' or 'hot-only' (this store is '" +
                      kvcg::ModeName(mode_) + "')");
     }
     return e;
@@ -420,7 +420,7 @@ std::unique_ptr<Handle> Open(const std::string& backend, const std::string& layo
     throw py::value_error("layout must be 'general' or 'fixed8', not '" + layout + "'");
   }
   if (!kvcg::ParseMode(mode, &c.mode)) {
-    throw py::value_error("mode must be 'gpu-only', 'kvcg' or 'cpu-only', not '" + mode + "'");
+    throw py::value_error("mode must be 'canonical', 'kvcg' or 'hot-only', not '" + mode + "'");
   }
   ApplyConfig(c, kw);
   std::unique_ptr<kvcg::Store> store;
@@ -451,7 +451,7 @@ PYBIND11_MODULE(_kvcg, m) {
   m.attr("CODES") = codes;
 
   m.def("open", &Open, py::arg("backend") = "auto", py::arg("layout") = "general",
-        py::arg("mode") = "gpu-only",
+        py::arg("mode") = "canonical",
         "Opens a store (see kvcg.open). Raises kvcg.Error with the Status text.");
 
   py::class_<Handle>(m, "Handle", "An open kvcg::Store (see kvcg.Store).")

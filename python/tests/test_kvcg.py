@@ -37,7 +37,7 @@ def test_open_info_and_close():
     s = kvcg.open(backend=BACKEND)
     info = s.info()
     assert set(info) == {"backend", "layout", "device", "detail", "mode"}
-    assert info["layout"] == "general" and info["mode"] == "gpu-only"
+    assert info["layout"] == "general" and info["mode"] == "canonical"
     if BACKEND == "cpu":
         assert info["backend"] == "cpu"
     s.close()

@@ -23,10 +23,16 @@ bool ParseLayout(const std::string& text, Layout* out) {
 
 bool ParseMode(const std::string& text, Mode* out) {
   if (text == "kvcg") *out = Mode::kKvcg;
-  else if (text == "gpu-only") *out = Mode::kGpuOnly;
-  else if (text == "cpu-only") *out = Mode::kCpuOnly;
+  else if (text == "canonical" || text == "gpu-only") *out = Mode::kCanonical;
+  else if (text == "hot-only" || text == "cpu-only") *out = Mode::kHotOnly;
   else return false;
   return true;
+}
+
+const char* ModeReplacement(const std::string& text) {
+  if (text == "gpu-only") return "canonical";
+  if (text == "cpu-only") return "hot-only";
+  return nullptr;
 }
 
 bool ParseRouterModel(const std::string& text, RouterModel* out) {
@@ -101,9 +107,9 @@ const char* FsyncPolicyName(FsyncPolicy policy) {
 
 const char* ModeName(Mode mode) {
   switch (mode) {
-    case Mode::kGpuOnly: return "gpu-only";
+    case Mode::kCanonical: return "canonical";
     case Mode::kKvcg: return "kvcg";
-    case Mode::kCpuOnly: return "cpu-only";
+    case Mode::kHotOnly: return "hot-only";
   }
   return "unknown";
 }

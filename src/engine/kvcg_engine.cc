@@ -38,7 +38,7 @@ hotcache::HotCache::Options CacheOptions(const Config& config) {
   hotcache::HotCache::Options o;
   if (config.hot_cache_buckets != 0) {
     o.buckets = config.hot_cache_buckets;
-  } else if (config.mode == Mode::kCpuOnly) {
+  } else if (config.mode == Mode::kHotOnly) {
     // Every key may end up here: about two keys per bucket at expected_keys,
     // so a probe reads one node.
     o.buckets = std::max<uint64_t>(config.expected_keys / 2, 1 << 10);
@@ -75,7 +75,7 @@ struct KvcgEngine::BatchCtx final : BatchResults {
 
 KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
     : config_(config),
-      cpu_only_(config.mode == Mode::kCpuOnly),
+      cpu_only_(config.mode == Mode::kHotOnly),
       canonical_(std::move(canonical)),
       cache_(CacheOptions(config)),
       router_(config.router, cpu_only_ ? MakeAllHotModel() : MakeAllColdModel(),
@@ -451,7 +451,7 @@ Status KvcgEngine::RunSwitch(std::shared_ptr<const Model> model, const std::stri
 Status KvcgEngine::InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                                 SwitchRecord* record) {
   if (cpu_only_) {
-    return Status::InvalidArgument("cpu-only mode has a fixed model (every key hot)");
+    return Status::InvalidArgument("hot-only mode has a fixed model (every key hot)");
   }
   if (model == nullptr) return Status::InvalidArgument("model must not be null");
   return RunSwitch(std::move(model), reason, record);
@@ -459,7 +459,7 @@ Status KvcgEngine::InstallModel(std::shared_ptr<const Model> model, const std::s
 
 Status KvcgEngine::SwitchToShadowModel(SwitchRecord* record) {
   if (cpu_only_) {
-    return Status::InvalidArgument("cpu-only mode has a fixed model (every key hot)");
+    return Status::InvalidArgument("hot-only mode has a fixed model (every key hot)");
   }
   std::shared_ptr<const Model> model = router_.BuildShadow();
   router_.ResetTraining();
@@ -481,7 +481,7 @@ Status KvcgEngine::Flush() { return RunSwitch(nullptr, "flush", nullptr); }
 // flight on it, which its OpenSnapshot puts wholly in or out at its instant
 // T. So the image is the engine's state at T, with everything acknowledged
 // before this call. After the replay the canonical store holds exactly the
-// present keys (the cache only caches it, also in cpu-only mode, where every
+// present keys (the cache only caches it, also in hot-only mode, where every
 // key enters the cache through a miss the canonical store ran), so the size
 // is exact. Write-through mode logs nothing; its hot updates are canonical
 // ops the drain waits for. The block lasts the replay plus the canonical
@@ -569,7 +569,7 @@ EngineStats KvcgEngine::Stats() const {
   s.hot_cache_entries = cache_.entries();
   s.hot_cache_dirty = cache_.dirty();
   s.samples = router_.samples();
-  if (!cpu_only_) {  // cpu-only's model is fixed: nothing is trained
+  if (!cpu_only_) {  // hot-only's model is fixed: nothing is trained
     s.router_model = RouterModelName(router_.model_kind());
     s.router_trainer = router_.TrainerDescription();
     s.hot_keys_limit = router_.hot_keys_limit();
@@ -601,8 +601,8 @@ Status Engine::Open(const Config& config, std::unique_ptr<Store> canonical,
                     std::unique_ptr<Engine>* engine) {
   engine->reset();
   if (canonical == nullptr) return Status::InvalidArgument("engine needs a canonical store");
-  if (config.mode != Mode::kKvcg && config.mode != Mode::kCpuOnly) {
-    return Status::InvalidArgument(std::string("the engine serves modes kvcg and cpu-only, not ") +
+  if (config.mode != Mode::kKvcg && config.mode != Mode::kHotOnly) {
+    return Status::InvalidArgument(std::string("the engine serves modes kvcg and hot-only, not ") +
                                    ModeName(config.mode));
   }
   if (config.hash == nullptr) return Status::InvalidArgument("hash function must not be null");

@@ -221,11 +221,12 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     line("device", si.device);
     line("store_detail", si.detail);
     line("mode", ModeName(cfg.store.mode));
+    if (!cfg.mode_reason.empty()) line("mode_reason", cfg.mode_reason);
     line("layout", LayoutName(si.layout));
     line("store_keys", std::to_string(srv.store()->Size()));
     line("store_memory_bytes", std::to_string(srv.store()->MemoryBytes()));
     // Hot/cold split and the router: from the engine when the mode has one
-    // (kvcg, cpu-only); gpu-only is the canonical store alone.
+    // (kvcg, hot-only); canonical is the canonical store alone.
     if (Engine* engine = AsEngine(srv.store())) {
       EngineStats es = engine->Stats();
       auto lat = [&](const char* prefix, const LatencySummary& l) {

@@ -3,7 +3,7 @@
 //
 // Why a helper instead of calling the store directly: the server's store is
 // often a wrapper — the durable store (persistence on) and/or the engine
-// (modes kvcg and cpu-only) — and a wrapper that does not (yet) forward one
+// (modes kvcg and hot-only) — and a wrapper that does not (yet) forward one
 // of these calls answers kUnavailable. These functions then ask the store it
 // wraps (Durable::inner, Engine::canonical), so cache mode works wherever
 // the canonical store supports it. In the engine modes the hot cache is not

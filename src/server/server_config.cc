@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "server/resp_parser.h"
+#include "store/backends.h"
 
 namespace kvcg::server {
 
@@ -142,7 +143,20 @@ std::vector<OptionSpec> MakeOptions() {
       KVCG_U64("io-threads", io_threads, 0, 1024, false, "I/O threads; 0 = one per hardware thread"),
       KVCG_U64("tcp-backlog", tcp_backlog, 1, 65535, false, "listen() backlog"),
       KVCG_ENUM("backend", store.backend, ParseBackend, BackendName, "auto | gpu | cpu"),
-      KVCG_ENUM("mode", store.mode, ParseMode, ModeName, "kvcg | gpu-only | cpu-only"),
+      OptionSpec{"mode",
+                 "kvcg | canonical | hot-only (default: kvcg with a GPU, canonical on the CPU backend)", false,
+                 [](const ServerConfig& c) { return std::string(ModeName(c.store.mode)); },
+                 [](ServerConfig& c, const std::vector<std::string>& a) -> std::string {
+                   std::string v;
+                   if (auto e = OneArg(a, &v); !e.empty()) return e;
+                   v = Lower(v);
+                   if (!ParseMode(v, &c.store.mode)) return "invalid value '" + v + "'";
+                   if (const char* now = ModeReplacement(v)) {
+                     std::fprintf(stderr, "kvcg-server: mode '%s' is deprecated, use '%s'\n", v.c_str(), now);
+                   }
+                   c.mode_given = true;
+                   return "";
+                 }},
       KVCG_ENUM("layout", store.layout, ParseLayout, LayoutName, "general | fixed8"),
       KVCG_U64("maxclients", maxclients, 1, 1000000, true, "maximum simultaneous clients"),
       KVCG_U64("timeout", timeout_s, 0, 100000000, true, "close clients idle this many seconds; 0 = never"),
@@ -370,6 +384,20 @@ bool ParseMemory(const std::string& text, uint64_t* out) {
   if (mul != 1 && static_cast<uint64_t>(v) > UINT64_MAX / mul) return false;
   *out = static_cast<uint64_t>(v) * mul;
   return true;
+}
+
+void ChooseDefaultMode(ServerConfig* config) {
+  if (config->mode_given) {
+    config->mode_reason = std::string("mode ") + ModeName(config->store.mode) + " was asked for";
+    return;
+  }
+  const Backend b = config->store.backend;
+  const bool gpu = b == Backend::kGpu || (b == Backend::kAuto && store::GpuAvailable(config->store, nullptr));
+  config->store.mode = gpu ? Mode::kKvcg : Mode::kCanonical;
+  config->mode_reason = gpu ? "default with a GPU: hot keys are served by the CPU hot cache, the rest is "
+                              "batched to the GPU"
+                            : "default on the CPU backend: the CPU store serves every key (a hot cache in "
+                              "front of it would be a second CPU hash map)";
 }
 
 std::string LoadConfigFile(const std::string& path, ServerConfig* config) {

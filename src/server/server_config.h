@@ -35,6 +35,11 @@ struct ServerConfig {
 
   // --- Store.
   Config store;  // backend, mode, layout, capacities, GPU settings, durability
+  // Whether "mode" was given (flag or file); if not, ChooseDefaultMode picks
+  // it by backend. mode_reason: why the mode is what it is, in one line
+  // (start-up banner, INFO kvcg).
+  bool mode_given = false;
+  std::string mode_reason;
 
   // --- Persistence (the rest is store.durability).
   // Redis's stop-writes-on-bgsave-error: with save rules set and the last
@@ -79,6 +84,13 @@ const OptionSpec* FindOption(const std::string& name);
 // Reads a redis.conf-style file ("name value ...", '#' comments, quoting as
 // in Redis) into *config. Returns "" or "<file>:<line>: <error>".
 std::string LoadConfigFile(const std::string& path, ServerConfig* config);
+
+// The mode when none was given: with a GPU (backend gpu, or auto with a
+// usable device) "kvcg" — hot keys on the CPU hot cache, the rest batched to
+// the GPU; on the CPU backend "canonical" — the CPU store alone, since a hot
+// cache in front of it would be a second CPU hash map. Sets mode_reason
+// either way.
+void ChooseDefaultMode(ServerConfig* config);
 
 // Parses a byte size with Redis units ("512mb", "1gb", "100"); false if malformed.
 bool ParseMemory(const std::string& text, uint64_t* out);

@@ -15,7 +15,7 @@
 namespace kvcg::store {
 
 // Rejects contradictory configurations (null hash, zero limits, ...). For
-// the engine modes (kvcg, cpu-only) it checks Config::router too.
+// the engine modes (kvcg, hot-only) it checks Config::router too.
 Status ValidateConfig(const Config& config);
 // The router's part: kInvalidArgument naming the field and what it must be.
 Status ValidateRouterConfig(const Config::RouterConfig& router);

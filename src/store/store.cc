@@ -1,5 +1,5 @@
 // Store::Open validates the Config and picks the backend (and, for modes
-// other than gpu-only, wraps it in the engine; with persistence configured,
+// other than canonical, wraps it in the engine; with persistence configured,
 // wraps that in a Durable).
 #include "durability/durable_store.h"
 #include "kvcg/engine.h"
@@ -23,10 +23,10 @@ Status OpenCanonical(const Config& config, std::unique_ptr<Store>* out) {
 }
 
 Status OpenVolatile(const Config& config, std::unique_ptr<Store>* out) {
-  if (config.mode == Mode::kGpuOnly) return OpenCanonical(config, out);
-  // kvcg and cpu-only: the engine (hot cache + router) over the canonical store.
+  if (config.mode == Mode::kCanonical) return OpenCanonical(config, out);
+  // kvcg and hot-only: the engine (hot cache + router) over the canonical store.
   Config canonical_config = config;
-  canonical_config.mode = Mode::kGpuOnly;
+  canonical_config.mode = Mode::kCanonical;
   std::unique_ptr<Store> canonical;
   Status s = OpenCanonical(canonical_config, &canonical);
   if (!s.ok()) return s;

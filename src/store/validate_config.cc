@@ -21,8 +21,8 @@ Status ValidateConfig(const Config& config) {
   if (config.backend != Backend::kCpu && config.gpu_orchestrators == 0) {
     return Status::InvalidArgument("gpu_orchestrators must be > 0");
   }
-  // The router is ignored by gpu-only, so its settings cannot contradict anything there.
-  if (config.mode != Mode::kGpuOnly) return ValidateRouterConfig(config.router);
+  // The router is ignored by canonical, so its settings cannot contradict anything there.
+  if (config.mode != Mode::kCanonical) return ValidateRouterConfig(config.router);
   return Status::Ok();
 }
 

@@ -103,7 +103,7 @@ inline Config KvcgFixedModel(Config c) {
   return c;
 }
 inline Config CpuOnly(Config c) {
-  c.mode = Mode::kCpuOnly;
+  c.mode = Mode::kHotOnly;
   return c;
 }
 inline Config KvcgSwitchingCpuGeneral() { return KvcgSwitching(CpuGeneral()); }

@@ -152,10 +152,10 @@ TEST_P(DurableExpiry, PersistAndExpireInThePastSurviveARestart) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, DurableExpiry,
-                         ::testing::Values(Row{"cpu_log", Mode::kGpuOnly, true},
-                                           Row{"cpu_snapshot", Mode::kGpuOnly, false},
-                                           Row{"cpu_only_engine_log", Mode::kCpuOnly, true},
-                                           Row{"cpu_only_engine_snapshot", Mode::kCpuOnly, false}),
+                         ::testing::Values(Row{"cpu_log", Mode::kCanonical, true},
+                                           Row{"cpu_snapshot", Mode::kCanonical, false},
+                                           Row{"cpu_only_engine_log", Mode::kHotOnly, true},
+                                           Row{"cpu_only_engine_snapshot", Mode::kHotOnly, false}),
                          [](const ::testing::TestParamInfo<Row>& info) { return info.param.name; });
 
 }  // namespace

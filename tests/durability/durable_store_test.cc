@@ -169,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(Durable, LogPolicies,
 TEST(Durable, InTheEngineModesTooHotWritesAreLogged) {
   TempDir dir;
   Config c = DurableConfig(dir.path(), true);
-  c.mode = Mode::kCpuOnly;  // every key hot: every write is a hot-cache write
+  c.mode = Mode::kHotOnly;  // every key hot: every write is a hot-cache write
   Model model;
   std::vector<std::string> keys;
   {

@@ -23,7 +23,7 @@ std::atomic<uint64_t> g_now{kT};
 uint64_t FakeClock() { return g_now.load(); }
 
 Config ExpiryConfig(uint32_t hz = 0) {
-  Config c = EngineConfig(Mode::kCpuOnly);  // every key hot
+  Config c = EngineConfig(Mode::kHotOnly);  // every key hot
   c.expected_keys = 1024;
   c.clock = &FakeClock;
   c.active_expiry_hz = hz;
@@ -117,7 +117,7 @@ TEST(EngineExpiry, SetMemoryLimitWritesBackAndSwitchesToWriteThrough) {
   g_now = kT;
   Config c = ExpiryConfig();
   Config canonical_config = c;
-  canonical_config.mode = Mode::kGpuOnly;
+  canonical_config.mode = Mode::kCanonical;
   std::unique_ptr<Store> canonical;
   ASSERT_TRUE(Store::Open(canonical_config, &canonical).ok());
   auto recorder = std::make_unique<LimitRecorder>(std::move(canonical));

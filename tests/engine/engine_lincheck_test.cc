@@ -134,7 +134,7 @@ TEST_P(EngineLincheckTest, LinearizableUnderFrequentSwitches) {
   const auto deadline = std::chrono::steady_clock::now() + run_for;
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    Status s = row.mode == Mode::kCpuOnly
+    Status s = row.mode == Mode::kHotOnly
                    ? engine->Flush()
                    : engine->InstallModel(PickModel(rng, switches), "lincheck", nullptr);
     if (!s.ok()) ++failed;
@@ -192,11 +192,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Row{"cpu_async_xxh3", Backend::kCpu, Mode::kKvcg, 100, &Xxh3Hash},
                       Row{"cpu_async_onehash", Backend::kCpu, Mode::kKvcg, 100, &ConstantHash},
                       Row{"cpu_async_threehashes", Backend::kCpu, Mode::kKvcg, 100, &ThreeHashes},
-                      Row{"cpu_only_async_onehash", Backend::kCpu, Mode::kCpuOnly, 100,
+                      Row{"cpu_only_async_onehash", Backend::kCpu, Mode::kHotOnly, 100,
                           &ConstantHash},
                       Row{"gpu_xxh3", Backend::kGpu, Mode::kKvcg, 0, &Xxh3Hash},
                       Row{"gpu_onehash", Backend::kGpu, Mode::kKvcg, 0, &ConstantHash},
-                      Row{"gpu_cpu_only_onehash", Backend::kGpu, Mode::kCpuOnly, 0,
+                      Row{"gpu_cpu_only_onehash", Backend::kGpu, Mode::kHotOnly, 0,
                           &ConstantHash}),
     [](const ::testing::TestParamInfo<Row>& info) { return std::string(info.param.name); });
 

@@ -30,7 +30,7 @@ class EngineTest : public ::testing::TestWithParam<uint32_t> {  // param: canoni
 };
 
 TEST_P(EngineTest, StoreOpenReturnsEngineForEngineModes) {
-  for (Mode mode : {Mode::kKvcg, Mode::kCpuOnly}) {
+  for (Mode mode : {Mode::kKvcg, Mode::kHotOnly}) {
     std::unique_ptr<Store> store;
     ASSERT_TRUE(Store::Open(EngineConfig(mode), &store).ok());
     Engine* engine = AsEngine(store.get());
@@ -39,7 +39,7 @@ TEST_P(EngineTest, StoreOpenReturnsEngineForEngineModes) {
     EXPECT_NE(store->Info().detail.find("engine"), std::string::npos);
   }
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::Open(EngineConfig(Mode::kGpuOnly), &store).ok());
+  ASSERT_TRUE(Store::Open(EngineConfig(Mode::kCanonical), &store).ok());
   EXPECT_EQ(AsEngine(store.get()), nullptr);
 }
 
@@ -284,7 +284,7 @@ TEST_P(EngineTest, PeriodicSwitchInstallsShadowModel) {
 }
 
 TEST_P(EngineTest, CpuOnlyServesEveryKeyFromHotCache) {
-  auto e = Open(EngineConfig(Mode::kCpuOnly));
+  auto e = Open(EngineConfig(Mode::kHotOnly));
   EXPECT_EQ(e->Put("a", "1").code, Code::kNotFound);  // compulsory miss
   EXPECT_EQ(e->Put("a", "2").value, "1");             // hit
   EXPECT_EQ(e->Get("a").value, "2");
@@ -425,7 +425,7 @@ TEST_P(EngineTest, RejectsBadRouterConfig) {
   EXPECT_TRUE(Store::Open(c, &store).ok());
   store.reset();
   // gpu-only ignores the router, so nothing there is a contradiction.
-  c = EngineConfig(Mode::kGpuOnly);
+  c = EngineConfig(Mode::kCanonical);
   c.router.sample_rate = 2;
   EXPECT_TRUE(Store::Open(c, &store).ok());
 }

@@ -27,7 +27,7 @@ inline Config EngineConfig(Mode mode = Mode::kKvcg, Backend backend = Backend::k
 // DelayedStore (asynchronous, up to delay_us per batch) in between.
 inline std::unique_ptr<Engine> OpenEngine(const Config& config, uint32_t delay_us = 0) {
   Config canonical_config = config;
-  canonical_config.mode = Mode::kGpuOnly;
+  canonical_config.mode = Mode::kCanonical;
   std::unique_ptr<Store> canonical;
   Status s = Store::Open(canonical_config, &canonical);
   EXPECT_TRUE(s.ok()) << s.ToString();
@@ -41,7 +41,7 @@ inline std::unique_ptr<Engine> OpenEngine(const Config& config, uint32_t delay_u
 
 // For GPU variants: true (and a printed reason) when the test must skip.
 inline bool NoGpu(std::string* why) {
-  Config c = EngineConfig(Mode::kGpuOnly, Backend::kGpu);
+  Config c = EngineConfig(Mode::kCanonical, Backend::kGpu);
   std::string reason;
   if (store::GpuAvailable(c, &reason)) return false;
   *why = "GPU backend unavailable: " + reason;

@@ -41,18 +41,36 @@ TEST(ParseLayout, AcceptsExactNamesRejectsOthers) {
 }
 
 TEST(ParseMode, AcceptsExactNamesRejectsOthers) {
-  Mode m = Mode::kGpuOnly;
+  Mode m = Mode::kCanonical;
   EXPECT_TRUE(ParseMode("kvcg", &m));
   EXPECT_EQ(m, Mode::kKvcg);
-  EXPECT_TRUE(ParseMode("cpu-only", &m));
-  EXPECT_EQ(m, Mode::kCpuOnly);
-  EXPECT_TRUE(ParseMode("gpu-only", &m));
-  EXPECT_EQ(m, Mode::kGpuOnly);
-  for (const char* text : {"", "KVCG", "gpu_only", "gpuonly", "cpu"}) {
+  EXPECT_TRUE(ParseMode("hot-only", &m));
+  EXPECT_EQ(m, Mode::kHotOnly);
+  EXPECT_TRUE(ParseMode("canonical", &m));
+  EXPECT_EQ(m, Mode::kCanonical);
+  for (const char* text : {"", "KVCG", "gpu_only", "gpuonly", "cpu", "hot_only", "Canonical"}) {
     Mode out = Mode::kKvcg;
     EXPECT_FALSE(ParseMode(text, &out)) << '"' << text << '"';
     EXPECT_EQ(out, Mode::kKvcg);
   }
+  // Names round-trip.
+  for (Mode mode : {Mode::kCanonical, Mode::kKvcg, Mode::kHotOnly}) {
+    Mode back = Mode::kKvcg;
+    ASSERT_TRUE(ParseMode(ModeName(mode), &back)) << ModeName(mode);
+    EXPECT_EQ(back, mode);
+  }
+}
+
+TEST(ParseMode, PaperNamesAreDeprecatedSpellings) {
+  Mode m = Mode::kKvcg;
+  EXPECT_TRUE(ParseMode("cpu-only", &m));
+  EXPECT_EQ(m, Mode::kHotOnly);
+  EXPECT_TRUE(ParseMode("gpu-only", &m));
+  EXPECT_EQ(m, Mode::kCanonical);
+  EXPECT_STREQ(ModeReplacement("gpu-only"), "canonical");
+  EXPECT_STREQ(ModeReplacement("cpu-only"), "hot-only");
+  EXPECT_EQ(ModeReplacement("kvcg"), nullptr);
+  EXPECT_EQ(ModeReplacement("canonical"), nullptr);
 }
 
 TEST(ParseRouterModel, AcceptsExactNamesRejectsOthers) {
@@ -92,8 +110,8 @@ TEST(EnumNames, RoundTrip) {
     EXPECT_TRUE(ParseLayout(LayoutName(l), &out)) << LayoutName(l);
     EXPECT_EQ(out, l);
   }
-  for (Mode m : {Mode::kGpuOnly, Mode::kKvcg, Mode::kCpuOnly}) {
-    Mode out = m == Mode::kKvcg ? Mode::kCpuOnly : Mode::kKvcg;
+  for (Mode m : {Mode::kCanonical, Mode::kKvcg, Mode::kHotOnly}) {
+    Mode out = m == Mode::kKvcg ? Mode::kHotOnly : Mode::kKvcg;
     EXPECT_TRUE(ParseMode(ModeName(m), &out)) << ModeName(m);
     EXPECT_EQ(out, m);
   }

@@ -1,6 +1,6 @@
 // kvcg-server: the Redis-protocol front end of kvcg.
 //
-//   kvcg-server [redis.conf] [--port 6379] [--backend cpu] [--mode gpu-only] ...
+//   kvcg-server [redis.conf] [--port 6379] [--backend cpu] [--mode canonical] ...
 //
 // Every option of the table in src/server/server_config.cc is a flag
 // (--name value) and a config-file directive; flags override the file. The
@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
     }
   }
 
+  kvcg::server::ChooseDefaultMode(&config);
+
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   if (config.loglevel == "debug") spdlog::set_level(spdlog::level::debug);
   else if (config.loglevel == "warning") spdlog::set_level(spdlog::level::warn);
@@ -102,6 +104,7 @@ int main(int argc, char** argv) {
                kvcg::BackendName(info.backend), info.device, kvcg::ModeName(config.store.mode),
                kvcg::LayoutName(info.layout), server.io_threads(), getpid());
   spdlog::info("event=store detail=\"{}\"", info.detail);
+  spdlog::info("event=mode mode={} reason=\"{}\"", kvcg::ModeName(config.store.mode), config.mode_reason);
   if (kvcg::Durable* durable = server.persistence().durable()) {
     kvcg::PersistenceInfo p = durable->Persistence();
     for (const std::string& w : p.load_warnings) spdlog::warn("event=load_warning warning=\"{}\"", w);

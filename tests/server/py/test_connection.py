@@ -1,6 +1,7 @@
 """Connection and server commands: PING, ECHO, HELLO/RESP3, AUTH, SELECT,
 QUIT, RESET, CLIENT, COMMAND, CONFIG, INFO, TIME."""
 import os
+import time
 
 import pytest
 import redis
@@ -118,9 +119,13 @@ def test_info_sections(r):
     k = r.info("kvcg")
     assert k["backend"] == "cpu"
     extra = os.environ.get("KVCG_SERVER_ARGS", "").split()
-    mode = extra[extra.index("--mode") + 1] if "--mode" in extra else "gpu-only"
+    # The default mode on the CPU backend is the CPU store alone ("canonical");
+    # the paper's names still parse, as deprecated spellings.
+    mode = extra[extra.index("--mode") + 1] if "--mode" in extra else "canonical"
+    mode = {"gpu-only": "canonical", "cpu-only": "hot-only"}.get(mode, mode)
     assert k["mode"] == mode
-    if mode == "gpu-only":
+    assert k["mode_reason"]
+    if mode == "canonical":
         assert k["hot_ops"] == 0 and k["router_model_version"] == "none"
     else:
         assert int(k["hot_ops"]) + int(k["cold_ops"]) > 0
@@ -130,6 +135,27 @@ def test_info_sections(r):
     assert int(k["batches"]) > 0
     stats = r.info("commandstats")
     assert stats["cmdstat_set"]["calls"] >= 1
+
+
+def test_mode_names_and_default(start_server):
+    if "--mode" in os.environ.get("KVCG_SERVER_ARGS", "").split():
+        pytest.skip("KVCG_SERVER_ARGS sets the mode already (this test sets its own)")
+    srv = start_server("--mode", "cpu-only")  # the paper's name: a deprecated spelling
+    c = srv.client(decode_responses=True)
+    k = c.info("kvcg")
+    assert k["mode"] == "hot-only"
+    assert k["mode_reason"] == "mode hot-only was asked for"
+    deadline = time.time() + 10  # stderr is drained by a thread
+    while not any("mode 'cpu-only' is deprecated, use 'hot-only'" in line for line in srv.stderr_lines):
+        assert time.time() < deadline, srv.stderr_lines
+        time.sleep(0.02)
+    c.close()
+    srv.stop()
+    srv = start_server("--mode", "canonical")
+    assert not any("deprecated" in line for line in srv.stderr_lines)
+    srv.stop()
+    with pytest.raises(RuntimeError, match="mode"):
+        start_server("--mode", "gpu_only")
 
 
 def test_quit_closes(server):
