@@ -198,15 +198,17 @@ TEST_F(GpuEviction, LruKeepsTheMostRecentKeys) {
     for (uint64_t i = 0; i < 2000; ++i) oldest += s.Get(i) == Code::kOk;
     EXPECT_EQ(newest, 500);
     EXPECT_EQ(oldest, 0);
-    // A read protects a key: keys 3200..3299 read now survive the next
-    // 700 inserts, which push out older keys that were not read.
+    // A read protects a key. Unread now: about 3000..3199 and 3300..3499
+    // (~390 keys, older generations); just read: 3200..3299 and, by the
+    // loop above, 3500..3999. 300 inserts evict ~300 of the unread, oldest
+    // first (3000..3199, then 3300 on), and none of the read keys.
     for (uint64_t i = 3200; i < 3300; ++i) ASSERT_EQ(s.Get(i), Code::kOk) << i;
-    for (uint64_t i = 5000; i < 5700; ++i) ASSERT_EQ(s.Put(i), Code::kNotFound);
+    for (uint64_t i = 5000; i < 5300; ++i) ASSERT_EQ(s.Put(i), Code::kNotFound);
     int kept = 0, unread = 0;
     for (uint64_t i = 3200; i < 3300; ++i) kept += s.Get(i) == Code::kOk;
-    for (uint64_t i = 3300; i < 3400; ++i) unread += s.Get(i) == Code::kOk;
+    for (uint64_t i = 3300; i < 3390; ++i) unread += s.Get(i) == Code::kOk;
     EXPECT_EQ(kept, 100);
-    EXPECT_EQ(unread, 0);
+    EXPECT_LE(unread, 5);
   }
 }
 
