@@ -137,6 +137,17 @@ if [[ " $STAGES " == *" bench "* ]]; then
   # Active expiry: the sweep kernel over a general table of 2^KEYS_LOG2 keys,
   # half with a TTL (issue 13).
   WALL=240 run_bench expiry expiry --keys-log2 "$KEYS_LOG2" --threads 14
+  # Cache mode: hit ratio at 10% of the keys and throughput with / without
+  # the limit, GPU and CPU backend on the same trace in the same run
+  # (issue 13; a small trace, 200k keys and 1M requests: the quality replay
+  # submits one op at a time).
+  EV=$BUILD_DIR/bench/eviction/kvcg-bench-eviction
+  for be in gpu cpu; do
+    if ! timeout 240 "$EV" --backend $be --keys 200000 --requests 1000000 --fractions 0.1 --threads 8 --batch 512 --repeats 1 \
+        --commit "$COMMIT" --date "$(date +%F)" >"$JSON/eviction_$be.json" 2>>"$OUT/bench.log"; then
+      echo "eviction_$be FAILED"; tail -5 "$OUT/bench.log"; note "eviction_$be" "FAILED"
+    fi
+  done
   python3 - "$JSON" >"$OUT/bench-summary.txt" <<'EOF'
 import json, sys, os
 out = sys.argv[1]
@@ -168,6 +179,17 @@ if l:
     for r in l["results"]:
         print(f"    {r['backend']} {r['layout']:<7} p50 {r['p50_us']:7.1f} us  p99 {r['p99_us']:7.1f} us  "
               f"p999 {r['p999_us']:7.1f} us  max {r['max_us']:8.1f} us")
+for be in ("gpu", "cpu"):
+    v = load("eviction_" + be)
+    if v:
+        for h in v.get("hit_ratio", []):
+            print(f"eviction {be}: cache {h['cache_fraction']}: exact LRU {h['exact-lru']:.4f}  " +
+                  "  ".join(f"{p} {h[p]:.4f}" for p in ("allkeys-lru", "allkeys-lfu", "allkeys-random") if p in h))
+        t = v.get("throughput", {})
+        for p in ("allkeys-lru", "allkeys-lfu", "allkeys-random"):
+            if p in t:
+                print(f"eviction {be}: {p} {t[p]['requests_per_s'] / 1e6:.2f} M req/s, "
+                      f"{t[p]['ratio_to_no_limit']:.2f} of no limit ({t['no-limit']['requests_per_s'] / 1e6:.2f} M)")
 x = load("expiry")
 if x:
     print(f"expiry sweep, {x['keys']} keys (half volatile), {x['slabs']} slabs, HBM peak {x['hbm_peak_gbps']} GB/s")

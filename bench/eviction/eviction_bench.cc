@@ -61,6 +61,7 @@ struct Options {
   int repeats = 3;  // throughput runs, interleaved; the median is reported
   std::string commit = "unknown";
   std::string date = "unknown";
+  kvcg::Backend backend = kvcg::Backend::kCpu;  // --backend gpu: the GPU's cache mode
 };
 
 constexpr int kKeyBytes = 10;
@@ -106,7 +107,7 @@ double ExactLruHitRatio(const std::vector<uint32_t>& trace, uint64_t keys, uint6
 
 std::unique_ptr<kvcg::Store> OpenStore(const Options& o, uint64_t limit, EvictionPolicy policy) {
   kvcg::Config c;
-  c.backend = kvcg::Backend::kCpu;
+  c.backend = o.backend;
   c.active_expiry_hz = 0;
   // As a server configured with maxmemory and maxmemory-policy opens it
   // (expected_keys stays at its default).
@@ -122,8 +123,9 @@ std::unique_ptr<kvcg::Store> OpenStore(const Options& o, uint64_t limit, Evictio
 }
 
 uint64_t EntryCharge(const Options& o) {
-  // CpuStore charges key + value + kEntryOverhead (96) per entry.
-  return kKeyBytes + o.value_bytes + 96;
+  // CpuStore charges key + value + kEntryOverhead (96) per entry; the GPU's
+  // general layout key + value + 48 (gpu_store.cc).
+  return kKeyBytes + o.value_bytes + (o.backend == kvcg::Backend::kGpu ? 48 : 96);
 }
 
 // One request at a time: GET, and SET on a miss. Returns the hit ratio.
@@ -234,7 +236,7 @@ void Usage() {
                "usage: kvcg-bench-eviction [--keys N] [--requests N] [--theta T] [--seed S]\n"
                "  [--value-bytes N] [--fractions 0.01,0.1,...] [--policies allkeys-lru,...]\n"
                "  [--throughput-fraction F] [--threads N] [--batch N] [--repeats N]\n"
-               "  [--commit SHA] [--date YYYY-MM-DD]\n");
+               "  [--commit SHA] [--date YYYY-MM-DD] [--backend cpu|gpu]\n");
 }
 
 }  // namespace
@@ -261,6 +263,12 @@ int main(int argc, char** argv) {
     else if (a == "--repeats") o.repeats = std::max(1, std::atoi(v));
     else if (a == "--commit") o.commit = v;
     else if (a == "--date") o.date = v;
+    else if (a == "--backend") {
+      if (!kvcg::ParseBackend(v, &o.backend) || o.backend == kvcg::Backend::kAuto) {
+        std::fprintf(stderr, "--backend: cpu or gpu\n");
+        return 2;
+      }
+    }
     else if (a == "--policies") {
       o.policies.clear();
       std::string list = v;
@@ -300,7 +308,7 @@ int main(int argc, char** argv) {
   }
   std::printf("{\n  \"benchmark\": \"eviction\",\n  \"date\": \"%s\",\n  \"commit\": \"%s\",\n", o.date.c_str(),
               o.commit.c_str());
-  std::printf("  \"backend\": \"cpu\",\n  \"device\": \"%s\",\n", device.c_str());
+  std::printf("  \"backend\": \"%s\",\n  \"device\": \"%s\",\n", kvcg::BackendName(o.backend), device.c_str());
   std::printf(
       "  \"bound\": \"hit ratio: exact LRU simulated on the same trace at the same capacity; throughput: the same "
       "workload on the same store with no memory limit (DESIGN.md 5's bounds are the GPU machine's and do not apply "
