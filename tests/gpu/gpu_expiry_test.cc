@@ -417,7 +417,7 @@ TEST(GpuExpiry, RetriedOpsKeepTheirExpireAt) {
   SKIP_WITHOUT_GPU();
   Config c = ExpiryConfig(Layout::kGeneral);
   c.expected_keys = 1;
-  c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 32 MiB pool chunk + records
+  c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 34 MiB pool chunk + records
   std::unique_ptr<Store> store = OpenOrDie(c);
   g_now = kStart;
   uint64_t stored = 0;

@@ -234,7 +234,7 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     SCOPED_TRACE(LayoutName(layout));
     Config c = GpuConfig(layout);
     c.expected_keys = 1;
-    c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 32 MiB pool chunk
+    c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 34 MiB pool chunk
     auto store = OpenOrDie(c);
     ASSERT_TRUE(store);
     std::vector<uint64_t> stored;

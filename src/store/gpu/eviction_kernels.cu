@@ -27,6 +27,7 @@ struct Rated {
   uint64_t word = 0;  // the slot's key word (fixed8 key, general hash)
   uint8_t* access = nullptr;
   uint32_t access_byte = 0;
+  uint32_t counter = 0;  // LFU: the counter after this pass's decay
 };
 
 __device__ uint32_t TtlScore(uint64_t remaining) {
@@ -53,9 +54,8 @@ __device__ Rated Rate(const TableView& t, const EvictParams& p, const uint64_t* 
   if (p.score == kScoreLru || p.score == kScoreLfu) {  // read for every key: all of them age
     r.access = AccessByte(t, bucket, idx, int(lane));
     r.access_byte = __ldcg(r.access);
-    r.score = p.score == kScoreLru ? 255 - ((t.generation - r.access_byte) & 0xff)
-              : r.access_byte > p.lfu_decay ? r.access_byte - p.lfu_decay
-                                            : 0;
+    r.counter = r.access_byte > p.lfu_decay ? r.access_byte - p.lfu_decay : 0;
+    r.score = p.score == kScoreLru ? 255 - ((t.generation - r.access_byte) & 0xff) : r.counter;
   }
   if (p.volatile_only && r.exp == 0) return r;
   r.candidate = true;
@@ -69,6 +69,7 @@ __device__ Rated Rate(const TableView& t, const EvictParams& p, const uint64_t* 
     case kScoreRandom: r.score = uint32_t(Mix64(r.word ^ p.salt) >> 56); break;
     default: r.score = TtlScore(r.exp - p.now); break;
   }
+  if (r.score == 0) r.score = 1;  // bin 0 is the expired keys': they go first
   return r;
 }
 
@@ -169,8 +170,8 @@ __global__ void __launch_bounds__(kBlockThreads)
         if (p.score == kScoreLru) {
           const uint32_t age = (t.generation - r.access_byte) & 0xff;
           if (age > kMaxLruAge) __stcg(r.access, uint8_t(t.generation - kMaxLruAge));
-        } else if (p.lfu_decay != 0 && r.access_byte != 0 && !Expired(r.exp, p.now)) {
-          __stcg(r.access, uint8_t(r.score));
+        } else if (p.lfu_decay != 0 && r.counter != r.access_byte) {
+          __stcg(r.access, uint8_t(r.counter));
         }
       }
     });

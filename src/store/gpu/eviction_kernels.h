@@ -17,8 +17,9 @@
 // pass, so a pass evicts the keys untouched for the most passes; ages are
 // saturated at kMaxLruAge, so the 8-bit generation never wraps onto a
 // live key), LFU the counter, random a hash of the key, volatile-ttl the
-// log2 of the remaining TTL. An expired key scores 0 (and counts as expired,
-// not evicted); volatile policies skip keys without an expire-at.
+// log2 of the remaining TTL — at least 1: an expired key alone scores 0 (and
+// counts as expired, not evicted); volatile policies skip keys without an
+// expire-at.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -249,6 +249,18 @@ Status GpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy
   return marker.status;
 }
 
+Status GpuStore::FillAccessBytes(uint8_t value) {
+  cudaError_t err;
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    err = cudaMemsetAsync(buckets_ + bucket_count_ * kSlabWords, value, bucket_count_ * kAccessBytesPerSlab,
+                          control_);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
+  }
+  if (err == cudaSuccess) err = pool_->FillAccess(value);
+  return err == cudaSuccess ? Status::Ok() : CudaStatus(err, "setting the access bytes");
+}
+
 Status GpuStore::WriteMemoryLimit(uint64_t max_memory_bytes) {
   std::lock_guard<std::mutex> lock(control_mu_);
   const unsigned long long v = max_memory_bytes;

@@ -96,6 +96,8 @@ class GpuStore final : public Store {
   // device's max_mem word, what the L-Slab kernel records in the access
   // bytes, and the LRU generation (eviction_kernels.h).
   Status WriteMemoryLimit(uint64_t max_memory_bytes);
+  // Every slot's access byte := value (nothing may be running).
+  Status FillAccessBytes(uint8_t value);
   void SetAccessMode(uint32_t mode) { table_.access_mode = mode; }
   void AdvanceGeneration() { table_.generation = (table_.generation + 1) & 0xff; }
 

@@ -56,7 +56,7 @@ constexpr uint32_t kSlotsPerSlab = 31;
 constexpr uint32_t kMetaWord = 31;
 constexpr uint32_t kLockWord = 63;
 constexpr uint64_t kSlabBytes = kSlabWords * 8;
-constexpr uint32_t kPoolChunkShift = 16;  // 65536 slabs = 32 MiB per chunk
+constexpr uint32_t kPoolChunkShift = 16;  // 65536 slabs = 32 MiB per chunk (+ 2 MiB of access bytes)
 constexpr uint32_t kPoolChunkSlabs = 1u << kPoolChunkShift;
 constexpr uint32_t kMaxPoolChunks = 1u << 15;  // 2^31 slabs = 1 TiB: never the limit
 constexpr uint64_t kAccessBytesPerSlab = 32;

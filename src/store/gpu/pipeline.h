@@ -253,9 +253,9 @@ class Pipeline {
   // histogram + evict round; false on a device failure.
   void HandleLimit(Request* r);
   Status ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
-  void MakeRoom(uint64_t grow);
+  void MakeRoom(uint64_t grow, bool has_expiry);
   uint64_t EvictDown(uint64_t need);
-  bool EvictPass(uint64_t need, uint64_t* freed, bool* more);
+  bool EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candidates);
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
   // Buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
@@ -308,6 +308,7 @@ class Pipeline {
   uint64_t mem_bound_ = 0;
   uint64_t evict_salt_ = 0;
   uint64_t lfu_decay_at_ms_ = 0;  // LFU: counters decayed up to this clock time
+  bool evict_no_candidates_ = false;  // a volatile policy found no key with an expire-at
   EvictHistogram* evict_hist_ = nullptr;       // device
   EvictHistogram* evict_hist_host_ = nullptr;  // page-locked
   EvictTotals* evict_totals_ = nullptr;        // device

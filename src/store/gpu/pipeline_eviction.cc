@@ -61,8 +61,18 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
   const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
   evict_policy_ = policy;
   evict_max_ = evicting ? max_memory_bytes : 0;
-  store_->SetAccessMode(AccessModeOf(max_memory_bytes, policy));
-  lfu_decay_at_ms_ = store_->config().clock();
+  evict_no_candidates_ = false;
+  const uint32_t mode = AccessModeOf(max_memory_bytes, policy);
+  if (mode != store_->table().access_mode) {
+    // The bytes meant something else (or nothing): start every key where a
+    // new one starts, so no key is ranked by a stale byte.
+    if (mode != kAccessNone) {
+      s = store_->FillAccessBytes(mode == kAccessLfu ? kLfuInitCounter : uint8_t(store_->table().generation));
+      if (!s.ok()) return s;
+    }
+    store_->SetAccessMode(mode);
+    if (mode == kAccessLfu) lfu_decay_at_ms_ = store_->config().clock();
+  }
   mem_bound_ = store_->MemoryBytes();
   return Status::Ok();
 }
@@ -84,13 +94,16 @@ void Pipeline::HandleLimit(Request* r) {
   m->cv.notify_all();
 }
 
-void Pipeline::MakeRoom(uint64_t grow) {
-  // An ARB that alone writes more than the limit cannot fit whatever is
-  // evicted: evict nothing for it (its writes are admitted in kernel order
-  // while they fit, the rest refused), as the CPU backend refuses a value
-  // larger than the limit without evicting.
-  if (evict_max_ == 0 || grow == 0 || grow > evict_max_) return;
-  if (mem_bound_ + grow <= evict_max_) {
+void Pipeline::MakeRoom(uint64_t grow, bool has_expiry) {
+  if (evict_max_ == 0 || grow == 0) return;
+  // A volatile policy that found no candidate finds none until a batch with
+  // expiry runs: until then writes are refused by the kernel's limit check
+  // without a drain and a table scan per ARB.
+  if (has_expiry) evict_no_candidates_ = false;
+  // Whatever an ARB writes beyond the limit cannot fit: room for the limit
+  // at most (Launch leaves out single writes larger than the limit).
+  if (grow > evict_max_) grow = evict_max_;
+  if (mem_bound_ + grow <= evict_max_ || evict_no_candidates_) {
     mem_bound_ += grow;
     return;
   }
@@ -106,20 +119,32 @@ void Pipeline::MakeRoom(uint64_t grow) {
 
 uint64_t Pipeline::EvictDown(uint64_t need) {
   uint64_t freed = 0;
+  uint64_t boost = 1;  // after a pass fell short: ask for more than is left
   for (int pass = 0; pass < kMaxPasses && freed < need; ++pass) {
     uint64_t f = 0;
-    bool more = false;
-    if (!EvictPass(need - freed, &f, &more)) break;
+    bool more = false, candidates = false;
+    const uint64_t left = need - freed;
+    const uint64_t ask = left > ~uint64_t(0) / boost ? ~uint64_t(0) : left * boost;
+    if (!EvictPass(ask, &f, &more, &candidates)) break;
     freed += f;
     epochs_.Collect();  // frees what no Results holds before the next pass
-    if (f == 0 && !more) break;  // nothing (more) to evict
+    if (!candidates) {
+      // Nothing (left) to evict. Under a volatile policy that lasts until a
+      // key gets an expire-at (MakeRoom).
+      if (freed == 0 && IsVolatile(evict_policy_)) evict_no_candidates_ = true;
+      break;
+    }
+    // The cutoff bin's share is drawn by key hash, so a pass may fall short
+    // (even take no key): the next one asks for twice what is left.
+    if (f < ask && !more) boost = boost < (1u << 20) ? boost * 2 : boost;
   }
   return freed;
 }
 
-bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more) {
+bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candidates) {
   *freed = 0;
   *more = false;
+  *candidates = false;
   if (sticky_ != cudaSuccess) return false;
   auto failed = [&](cudaError_t err) {
     cudaGetLastError();
@@ -130,11 +155,18 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more) {
   cudaError_t err = cudaSuccess;
   if (evict_hist_ == nullptr) {
     err = cudaMalloc(reinterpret_cast<void**>(&evict_hist_), sizeof(EvictHistogram));
-    if (err == cudaSuccess) err = cudaMalloc(reinterpret_cast<void**>(&evict_totals_), sizeof(EvictTotals));
-    if (err == cudaSuccess) {
-      err = cudaHostAlloc(reinterpret_cast<void**>(&evict_hist_host_), sizeof(EvictHistogram),
-                          cudaHostAllocDefault);
-    }
+    if (err != cudaSuccess) evict_hist_ = nullptr;
+    if (err != cudaSuccess) return failed(err);
+  }
+  if (evict_totals_ == nullptr) {
+    err = cudaMalloc(reinterpret_cast<void**>(&evict_totals_), sizeof(EvictTotals));
+    if (err != cudaSuccess) evict_totals_ = nullptr;
+    if (err != cudaSuccess) return failed(err);
+  }
+  if (evict_hist_host_ == nullptr) {
+    err = cudaHostAlloc(reinterpret_cast<void**>(&evict_hist_host_), sizeof(EvictHistogram),
+                        cudaHostAllocDefault);
+    if (err != cudaSuccess) evict_hist_host_ = nullptr;
     if (err != cudaSuccess) return failed(err);
   }
   if (general_) {
@@ -149,10 +181,10 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more) {
   p.volatile_only = IsVolatile(evict_policy_);
   p.now = now;
   p.salt = 0x9E3779B97F4A7C15ull * ++evict_salt_;
+  uint64_t decayed_minutes = 0;  // the decay clock advances once the evict kernel applied it
   if (p.score == kScoreLfu && now > lfu_decay_at_ms_) {
-    const uint64_t minutes = (now - lfu_decay_at_ms_) / 60000;
-    p.lfu_decay = uint32_t(minutes < 255 ? minutes : 255);
-    lfu_decay_at_ms_ += minutes * 60000;
+    decayed_minutes = (now - lfu_decay_at_ms_) / 60000;
+    p.lfu_decay = uint32_t(decayed_minutes < 255 ? decayed_minutes : 255);
   }
 
   // 1. The histogram, 2. the cutoff: the lowest scores whose bytes reach
@@ -166,6 +198,7 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more) {
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   if (err != cudaSuccess) return failed(err);
   if (!ChooseCutoff(*evict_hist_host_, need, &p.cutoff, &p.share)) return true;  // no candidate
+  *candidates = true;
 
   // 3. Unlink them; the host frees what the general layout listed.
   EvictTotals totals{};
@@ -175,6 +208,7 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more) {
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   if (err != cudaSuccess) return failed(err);
+  lfu_decay_at_ms_ += decayed_minutes * 60000;
   if (general_) FreeReclaimed(totals.listed);
   evicted_keys_.fetch_add(totals.evicted, std::memory_order_relaxed);
   *freed = totals.freed;

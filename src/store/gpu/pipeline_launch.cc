@@ -85,7 +85,10 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
         if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
         puts.push_back(PutEntry{op, vlen, reinterpret_cast<uint64_t>(w.blob), w.rec, src});
         ++s.storing;
-        s.grow += uint64_t(w.klen) + vlen + store_->entry_overhead();
+        // A write larger than the limit is refused whatever is evicted:
+        // it makes no room (pipeline_eviction.cc).
+        const uint64_t charge = uint64_t(w.klen) + vlen + store_->entry_overhead();
+        if (evict_max_ == 0 || charge <= evict_max_) s.grow += charge;
       }
       s.writes.push_back(w);
     }
@@ -109,7 +112,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 
   // Slabs: reserve one per storing op, or run alone on what is left.
   StageTimer reserve_timer(profile_, &prof_.reserve);
-  MakeRoom(s.grow);  // cache mode: evict first if this ARB could pass the limit
+  MakeRoom(s.grow, s.has_expiry);  // cache mode: evict first if this ARB could pass the limit
   if (!exclusive && s.storing > 0 && !store_->pool().Reserve(s.storing)) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;

@@ -113,6 +113,16 @@ cudaError_t SlabPool::Reset() {
   return err;
 }
 
+cudaError_t SlabPool::FillAccess(uint8_t value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint64_t* chunk : chunks_) {
+    cudaError_t err = cudaMemsetAsync(chunk + uint64_t(kPoolChunkSlabs) * kSlabWords, value,
+                                      uint64_t(kPoolChunkSlabs) * kAccessBytesPerSlab, stream_);
+    if (err != cudaSuccess) return err;
+  }
+  return cudaStreamSynchronize(stream_);
+}
+
 uint64_t SlabPool::used() const {
   std::lock_guard<std::mutex> lock(mu_);
   return used_ - 1;

@@ -4,7 +4,7 @@
 // The kernel takes overflow slabs with one atomic on a bump counter
 // (lslab_types.h). The host keeps that counter from running dry under a
 // launched batch: before launch every batch reserves one slab per op that may
-// insert (an insert adds at most one slab), the pool grows (new zeroed 32 MiB
+// insert (an insert adds at most one slab), the pool grows (new zeroed 34 MiB
 // chunks) until used + reserved fits, and the kernel lets a batch take at most
 // its reservation (its "allowance"). So a batch that reserved fully can never
 // see an empty pool, and ops of batches launched after it cannot overtake a
@@ -62,6 +62,9 @@ class SlabPool {
   void Release(uint64_t reserved, uint64_t taken);
   // Clear(): forget every slab; the caller guarantees nothing is running.
   cudaError_t Reset();
+  // Sets every pool slab's access bytes (lslab_types.h) to `value`; nothing
+  // may be running.
+  cudaError_t FillAccess(uint8_t value);
 
   uint64_t capacity() const;
   uint64_t chunk_count() const;
