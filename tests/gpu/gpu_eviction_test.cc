@@ -179,6 +179,25 @@ TEST_F(GpuEviction, VolatilePoliciesEvictOnlyVolatileKeysThenRefuse) {
   }
 }
 
+TEST_F(GpuEviction, AKeyGivenATtlAfterARefusalBecomesACandidate) {
+  Store8 s = Open(100, EvictionPolicy::kVolatileLru);
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(s.Put(i), Code::kNotFound);
+  EXPECT_EQ(s.Put(100), Code::kCapacityExhausted);  // no volatile key to evict
+  // An EXPIRE alone (no bytes written) makes key 5 a candidate...
+  Batch b = s.s->NewBatch();
+  b.Expire(Key(5), kFarFuture);
+  ASSERT_EQ(s.s->Execute(std::move(b)).code(0), Code::kOk);
+  EXPECT_EQ(s.Put(101), Code::kNotFound);  // ...so this write evicts it
+  EXPECT_EQ(s.Get(5), Code::kNotFound);
+  EXPECT_EQ(s.s->Keyspace().evicted_keys, 1u);
+  // An overwrite with a TTL that costs no bytes, after a refusal: the same.
+  EXPECT_EQ(s.Put(102), Code::kCapacityExhausted);
+  ASSERT_EQ(s.Put(7, kFarFuture), Code::kOk);
+  EXPECT_EQ(s.Put(102), Code::kNotFound);
+  EXPECT_EQ(s.Get(7), Code::kNotFound);
+  EXPECT_EQ(s.s->Keyspace().evicted_keys, 2u);
+}
+
 TEST_F(GpuEviction, NoEvictionRefusesAndKeepsEverything) {
   Store8 s = Open(100, EvictionPolicy::kNoEviction);
   for (uint64_t i = 0; i < 100; ++i) ASSERT_EQ(s.Put(i), Code::kNotFound);

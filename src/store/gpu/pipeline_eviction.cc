@@ -58,14 +58,11 @@ uint32_t ScoreOf(EvictionPolicy p) {
 Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
   Status s = store_->WriteMemoryLimit(max_memory_bytes);
   if (!s.ok()) return s;
-  const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
-  evict_policy_ = policy;
-  evict_max_ = evicting ? max_memory_bytes : 0;
-  evict_no_candidates_ = false;
   const uint32_t mode = AccessModeOf(max_memory_bytes, policy);
   if (mode != store_->table().access_mode) {
     // The bytes meant something else (or nothing): start every key where a
-    // new one starts, so no key is ranked by a stale byte.
+    // new one starts, so no key is ranked by a stale byte. (Before anything
+    // else changes: a failure leaves the old policy whole.)
     if (mode != kAccessNone) {
       s = store_->FillAccessBytes(mode == kAccessLfu ? kLfuInitCounter : uint8_t(store_->table().generation));
       if (!s.ok()) return s;
@@ -73,6 +70,10 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
     store_->SetAccessMode(mode);
     if (mode == kAccessLfu) lfu_decay_at_ms_ = store_->config().clock();
   }
+  const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+  evict_policy_ = policy;
+  evict_max_ = evicting ? max_memory_bytes : 0;
+  evict_no_candidates_ = false;
   mem_bound_ = store_->MemoryBytes();
   return Status::Ok();
 }
@@ -95,11 +96,12 @@ void Pipeline::HandleLimit(Request* r) {
 }
 
 void Pipeline::MakeRoom(uint64_t grow, bool has_expiry) {
-  if (evict_max_ == 0 || grow == 0) return;
   // A volatile policy that found no candidate finds none until a batch with
   // expiry runs: until then writes are refused by the kernel's limit check
-  // without a drain and a table scan per ARB.
+  // without a drain and a table scan per ARB. (Launch clears the flag again
+  // after this call: this ARB's own writes may add the candidates.)
   if (has_expiry) evict_no_candidates_ = false;
+  if (evict_max_ == 0 || grow == 0) return;
   // Whatever an ARB writes beyond the limit cannot fit: room for the limit
   // at most (Launch leaves out single writes larger than the limit).
   if (grow > evict_max_) grow = evict_max_;

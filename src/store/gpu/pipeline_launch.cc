@@ -113,6 +113,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   // Slabs: reserve one per storing op, or run alone on what is left.
   StageTimer reserve_timer(profile_, &prof_.reserve);
   MakeRoom(s.grow, s.has_expiry);  // cache mode: evict first if this ARB could pass the limit
+  if (s.has_expiry) evict_no_candidates_ = false;  // its EXPIREs / TTL writes make candidates
   if (!exclusive && s.storing > 0 && !store_->pool().Reserve(s.storing)) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;
