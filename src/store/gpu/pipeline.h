@@ -243,6 +243,9 @@ class Pipeline {
   // made at first use, freed (records now, blobs through the epochs), grown
   // when a pass found it full.
   cudaError_t EnsureReclaimList();
+  // A sweep or eviction pass met `err`: reports it, makes it sticky unless
+  // it was a shortage of memory; returns false.
+  bool PassFailed(cudaError_t err, const char* what);
   void FreeReclaimed(uint64_t listed);
   void GrowReclaimList();
   // Eviction (pipeline_eviction.cc). ApplyLimit: the policy and limit from

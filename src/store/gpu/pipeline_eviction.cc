@@ -27,8 +27,6 @@
 // the store's clock, applied by the next pass (Redis's lfu-decay-time 1).
 #include <cuda_runtime.h>
 
-#include <cstdio>
-
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/pipeline.h"
 
@@ -148,32 +146,26 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
   *more = false;
   *candidates = false;
   if (sticky_ != cudaSuccess) return false;
-  auto failed = [&](cudaError_t err) {
-    cudaGetLastError();
-    if (err != cudaErrorMemoryAllocation) sticky_ = err;
-    std::fprintf(stderr, "kvcg gpu: eviction failed: %s\n", cudaGetErrorString(err));
-    return false;
-  };
   cudaError_t err = cudaSuccess;
   if (evict_hist_ == nullptr) {
     err = cudaMalloc(reinterpret_cast<void**>(&evict_hist_), sizeof(EvictHistogram));
     if (err != cudaSuccess) evict_hist_ = nullptr;
-    if (err != cudaSuccess) return failed(err);
+    if (err != cudaSuccess) return PassFailed(err, "eviction");
   }
   if (evict_totals_ == nullptr) {
     err = cudaMalloc(reinterpret_cast<void**>(&evict_totals_), sizeof(EvictTotals));
     if (err != cudaSuccess) evict_totals_ = nullptr;
-    if (err != cudaSuccess) return failed(err);
+    if (err != cudaSuccess) return PassFailed(err, "eviction");
   }
   if (evict_hist_host_ == nullptr) {
     err = cudaHostAlloc(reinterpret_cast<void**>(&evict_hist_host_), sizeof(EvictHistogram),
                         cudaHostAllocDefault);
     if (err != cudaSuccess) evict_hist_host_ = nullptr;
-    if (err != cudaSuccess) return failed(err);
+    if (err != cudaSuccess) return PassFailed(err, "eviction");
   }
   if (general_) {
     err = EnsureReclaimList();
-    if (err != cudaSuccess) return failed(err);
+    if (err != cudaSuccess) return PassFailed(err, "eviction");
   }
 
   const uint64_t now = store_->config().clock();
@@ -198,7 +190,7 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
                           cudaMemcpyDeviceToHost, st);
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-  if (err != cudaSuccess) return failed(err);
+  if (err != cudaSuccess) return PassFailed(err, "eviction");
   if (!ChooseCutoff(*evict_hist_host_, need, &p.cutoff, &p.share)) return true;  // no candidate
   *candidates = true;
 
@@ -209,7 +201,7 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
     err = cudaMemcpyAsync(&totals, evict_totals_, sizeof(totals), cudaMemcpyDeviceToHost, st);
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-  if (err != cudaSuccess) return failed(err);
+  if (err != cudaSuccess) return PassFailed(err, "eviction");
   lfu_decay_at_ms_ += decayed_minutes * 60000;
   if (general_) FreeReclaimed(totals.listed);
   evicted_keys_.fetch_add(totals.evicted, std::memory_order_relaxed);

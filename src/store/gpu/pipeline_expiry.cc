@@ -82,21 +82,15 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
   *more = false;
   *kernel_ms = 0;
   if (sticky_ != cudaSuccess) return false;
-  auto failed = [&](cudaError_t err) {
-    cudaGetLastError();
-    if (err != cudaErrorMemoryAllocation) sticky_ = err;
-    std::fprintf(stderr, "kvcg gpu: expiry sweep failed: %s\n", cudaGetErrorString(err));
-    return false;
-  };
   cudaError_t err = cudaSuccess;
   if (sweep_totals_ == nullptr) {
     err = cudaMalloc(reinterpret_cast<void**>(&sweep_totals_), sizeof(SweepTotals));
     if (err == cudaSuccess) err = cudaEventCreate(&sweep_t0_);
     if (err == cudaSuccess) err = cudaEventCreate(&sweep_t1_);
-    if (err != cudaSuccess) return failed(err);
+    if (err != cudaSuccess) return PassFailed(err, "expiry sweep");
   }
   err = EnsureReclaimList();
-  if (err != cudaSuccess) return failed(err);
+  if (err != cudaSuccess) return PassFailed(err, "expiry sweep");
   cudaStream_t st = slots_[0].stream;  // nothing else of ours is in flight
   SweepTotals totals{};
   err = cudaEventRecord(sweep_t0_, st);
@@ -108,7 +102,7 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
     err = cudaMemcpyAsync(&totals, sweep_totals_, sizeof(totals), cudaMemcpyDeviceToHost, st);
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-  if (err != cudaSuccess) return failed(err);
+  if (err != cudaSuccess) return PassFailed(err, "expiry sweep");
   cudaEventElapsedTime(kernel_ms, sweep_t0_, sweep_t1_);
 
   FreeReclaimed(totals.listed);
@@ -121,6 +115,13 @@ bool Pipeline::SweepPass(uint64_t now, uint64_t* removed, bool* more, float* ker
   if (totals.ttl_n == 0 && !*more) may_have_volatile_ = false;
   if (*more) GrowReclaimList();
   return true;
+}
+
+bool Pipeline::PassFailed(cudaError_t err, const char* what) {
+  cudaGetLastError();
+  if (err != cudaErrorMemoryAllocation) sticky_ = err;  // short of memory: a later pass may work
+  std::fprintf(stderr, "kvcg gpu: %s failed: %s\n", what, cudaGetErrorString(err));
+  return false;
 }
 
 cudaError_t Pipeline::EnsureReclaimList() {
