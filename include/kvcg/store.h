@@ -167,6 +167,14 @@ class Store {
   // Errors: kUnavailable for a store that cannot change them. Thread-safe.
   virtual Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
 
+  // Changes Config::active_expiry_hz at run time (Redis CONFIG SET hz): the
+  // periodic active expiry runs `hz` times a second from the next period on;
+  // 0 stops it (lazy expiry and ReclaimExpired still reclaim). Errors:
+  // kInvalidArgument above kMaxActiveExpiryHz; kUnavailable for a store that
+  // cannot change it. Thread-safe.
+  static constexpr uint32_t kMaxActiveExpiryHz = 1000;
+  virtual Status SetActiveExpiryHz(uint32_t hz);
+
   // Reports how recently / often `key` was accessed (KeyAccessInfo) without
   // counting as an access itself (Redis's LOOKUP_NOTOUCH). Returns ok when
   // the key is live, kNotFound when it is absent or expired. Errors:

@@ -70,6 +70,7 @@ class DurableStore final : public Durable {
   // Expiry needs no log records of its own: the log holds each key's
   // absolute expire-at, so a replay expires the same keys (replay_clock.h).
   uint64_t ReclaimExpired() override { return inner_->ReclaimExpired(); }
+  Status SetActiveExpiryHz(uint32_t hz) override { return inner_->SetActiveExpiryHz(hz); }
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override {
     return inner_->SetMemoryLimit(max_memory_bytes, policy);
   }

@@ -85,7 +85,8 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
   if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
     periodic_ = std::thread([this] { PeriodicSwitcher(); });
   }
-  if (config.active_expiry_hz != 0) sweeper_ = std::thread([this] { ExpirySweeper(); });
+  expiry_hz_ = config.active_expiry_hz;
+  if (expiry_hz_ != 0) sweeper_ = std::thread([this] { ExpirySweeper(); });
 }
 
 bool KvcgEngine::InEngineFrame() { return tls_engine_depth != 0; }

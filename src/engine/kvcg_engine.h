@@ -108,6 +108,8 @@ class KvcgEngine final : public Engine {
   KeyspaceStats Keyspace() const override;
   uint64_t ReclaimExpired() override;
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
+  // Sets the canonical store's rate, then the hot cache sweeper's.
+  Status SetActiveExpiryHz(uint32_t hz) override;
 
   Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                       SwitchRecord* record) override;
@@ -197,8 +199,9 @@ class KvcgEngine final : public Engine {
   std::mutex periodic_mu_;
   std::condition_variable periodic_cv_;
   bool stopping_ = false;  // under periodic_mu_
+  uint32_t expiry_hz_ = 0;  // under periodic_mu_: the hot cache sweeper's rate
   std::thread periodic_;
-  std::thread sweeper_;
+  std::thread sweeper_;  // started by the first non-zero rate, under periodic_mu_
 };
 
 }  // namespace kvcg::engine

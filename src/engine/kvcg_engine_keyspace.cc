@@ -55,10 +55,32 @@ Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy poli
   return s;
 }
 
+Status KvcgEngine::SetActiveExpiryHz(uint32_t hz) {
+  if (hz > kMaxActiveExpiryHz) {
+    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
+  }
+  Status s = canonical_->SetActiveExpiryHz(hz);
+  if (!s.ok()) return s;
+  {
+    std::lock_guard lock(periodic_mu_);
+    expiry_hz_ = hz;
+    if (hz != 0 && !sweeper_.joinable()) sweeper_ = std::thread([this] { ExpirySweeper(); });
+  }
+  periodic_cv_.notify_all();  // a waiting sweeper takes the new period now
+  return s;
+}
+
 void KvcgEngine::ExpirySweeper() {
-  const auto period = std::chrono::microseconds(1'000'000 / config_.active_expiry_hz);
   std::unique_lock lock(periodic_mu_);
-  while (!periodic_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+  while (!stopping_) {
+    // Rate 0: idle until a rate is set; a rate change restarts the wait.
+    const uint32_t hz = expiry_hz_;
+    if (hz == 0) {
+      periodic_cv_.wait(lock, [&] { return stopping_ || expiry_hz_ != 0; });
+      continue;
+    }
+    const auto period = std::chrono::microseconds(1'000'000 / hz);
+    if (periodic_cv_.wait_for(lock, period, [&] { return stopping_ || expiry_hz_ != hz; })) continue;
     lock.unlock();
     cache_.DropExpired();
     lock.lock();

@@ -57,10 +57,19 @@ std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::stri
       return std::string("ERR CONFIG SET failed (possibly related to argument '") + name + "') - " + s.message();
     }
   }
+  // hz reaches every sweeper (the engine's and the canonical store's).
+  const bool hz_changed = next.store.active_expiry_hz != current.store.active_expiry_hz;
+  if (hz_changed && store_ != nullptr) {
+    if (Status s = store_->SetActiveExpiryHz(next.store.active_expiry_hz); !s.ok()) {
+      if (memory_changed) ApplyMemoryLimit(store_.get(), current.store.max_memory_bytes, current.store.eviction);
+      return "ERR CONFIG SET failed (possibly related to argument 'hz') - " + s.message();
+    }
+  }
   if (std::string e = persistence_.Apply(current, next); !e.empty()) {
     if (memory_changed && store_ != nullptr) {
       ApplyMemoryLimit(store_.get(), current.store.max_memory_bytes, current.store.eviction);
     }
+    if (hz_changed && store_ != nullptr) store_->SetActiveExpiryHz(current.store.active_expiry_hz);
     return e;
   }
   std::lock_guard lock(config_mu_);

@@ -265,7 +265,7 @@ std::vector<OptionSpec> MakeOptions() {
                    }
                    return "invalid log level '" + v + "'";
                  }},
-      KVCG_U64("hz", store.active_expiry_hz, 0, 500, false,
+      KVCG_U64("hz", store.active_expiry_hz, 0, 500, true,
                "active expiry: sweeps per second for expired keys (Redis's hz); 0 = lazy expiry only"),
       KVCG_MEM("maxmemory", store.max_memory_bytes, 0, true, "store memory limit (keys+values+overhead); 0 = none"),
       // Redis's enum error text, its values in Redis's order.

@@ -102,6 +102,10 @@ Status Store::SetMemoryLimit(uint64_t, EvictionPolicy) {
   return Status::Unavailable("this store cannot change its memory limit");
 }
 
+Status Store::SetActiveExpiryHz(uint32_t) {
+  return Status::Unavailable("this store cannot change its active expiry rate");
+}
+
 Status Store::KeyAccess(std::string_view, KeyAccessInfo*) const {
   return Status::Unavailable("this store does not track key access");
 }

@@ -281,6 +281,35 @@ TEST_P(Expiry, ActiveExpiryReclaimsWithoutAccess) {
   EXPECT_EQ(store_->Keyspace().volatile_keys, 0u);
 }
 
+TEST_P(Expiry, SetActiveExpiryHzTurnsTheSweepOnAndOff) {
+  KVCG_SKIP_FIXED8_EXPIRY();
+  // The fixture opened the store with active expiry off.
+  auto put_expiring = [&](int from) {
+    Batch b = NewBatch();
+    for (int i = from; i < from + 100; ++i) b.Put(K(i), V(i), g_now.load() + 10);
+    Run(std::move(b));
+    g_now += 10;
+  };
+  auto size_after = [&](uint64_t want, std::chrono::milliseconds wait) {
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (store_->Size() != want && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return store_->Size();
+  };
+  put_expiring(0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(store_->Size(), 100u);  // expired, and nothing sweeps
+  ASSERT_TRUE(store_->SetActiveExpiryHz(50).ok());
+  EXPECT_EQ(size_after(0, std::chrono::seconds(20)), 0u);  // the sweep found them
+  ASSERT_TRUE(store_->SetActiveExpiryHz(0).ok());
+  put_expiring(1000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(store_->Size(), 100u);  // off again: 50 Hz would have swept ~15 times
+  EXPECT_EQ(store_->SetActiveExpiryHz(Store::kMaxActiveExpiryHz + 1).code(), Code::kInvalidArgument);
+  EXPECT_EQ(store_->ReclaimExpired(), 100u);
+}
+
 TEST_P(Expiry, SnapshotsAndScansCarryExpireAt) {
   KVCG_SKIP_FIXED8_EXPIRY();
   ASSERT_TRUE(NotFound(PutAt(K(1), V(1), kStart + 4000)));

@@ -78,16 +78,37 @@ uint64_t CpuStore::ReclaimExpired() {
   return removed;
 }
 
+Status CpuStore::SetActiveExpiryHz(uint32_t hz) {
+  if (hz > kMaxActiveExpiryHz) {
+    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
+  }
+  {
+    std::lock_guard lock(expiry_mu_);
+    expiry_hz_ = hz;
+    if (hz != 0 && !sweeper_.joinable()) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
+  }
+  expiry_cv_.notify_all();  // a waiting sweeper takes the new period now
+  return Status::Ok();
+}
+
 void CpuStore::ActiveExpiryLoop() {
   using Clock = std::chrono::steady_clock;
-  const auto period = std::chrono::microseconds(1000000 / config_.active_expiry_hz);
   uint32_t shard = 0;
   size_t slot = 0;
   double ttl_sum = 0;  // of the pass in progress
   uint64_t ttl_n = 0;
   uint64_t pass_clears = clears_.load(std::memory_order_relaxed);  // when it began
   std::unique_lock lock(expiry_mu_);
-  while (!expiry_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+  while (!stopping_) {
+    // Rate 0: idle until a rate is set. A rate change restarts the wait with
+    // the new period.
+    const uint32_t hz = expiry_hz_;
+    if (hz == 0) {
+      expiry_cv_.wait(lock, [&] { return stopping_ || expiry_hz_ != 0; });
+      continue;
+    }
+    const auto period = std::chrono::microseconds(1000000 / hz);
+    if (expiry_cv_.wait_for(lock, period, [&] { return stopping_ || expiry_hz_ != hz; })) continue;
     lock.unlock();
     const auto deadline = Clock::now() + period / 4;
     const uint64_t now = config_.clock();

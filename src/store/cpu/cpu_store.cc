@@ -45,7 +45,8 @@ CpuStore::CpuStore(const Config& config)
   if (config.max_memory_bytes != 0) expected = std::min<uint64_t>(expected, config.max_memory_bytes / (kEntryOverhead + 16));
   const size_t per_shard = expected / shard_count_ + 1;
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
-  if (config.active_expiry_hz > 0) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
+  expiry_hz_ = config.active_expiry_hz;
+  if (expiry_hz_ > 0) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
 }
 
 CpuStore::~CpuStore() {

@@ -75,6 +75,7 @@ class CpuStore final : public Store {
   KeyspaceStats Keyspace() const override;
   // cpu_expiry.cc
   uint64_t ReclaimExpired() override;
+  Status SetActiveExpiryHz(uint32_t hz) override;
   // cpu_eviction.cc
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
   Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override;
@@ -180,11 +181,13 @@ class CpuStore final : public Store {
   std::atomic<uint64_t> expired_keys_{0};
   std::atomic<uint64_t> avg_ttl_ms_{0};  // running estimate, like Redis's stat_avg_ttl
   std::atomic<uint64_t> clears_{0};  // Clear() calls: a sweep pass that spans one is not blended in
-  // The active-expiry sweeper; absent when active_expiry_hz is 0.
+  // The active-expiry sweeper: started by the first non-zero rate (at Open
+  // or by SetActiveExpiryHz), idle while the rate is 0.
   std::mutex expiry_mu_;
   std::condition_variable expiry_cv_;
   bool stopping_ = false;  // under expiry_mu_
-  std::thread sweeper_;
+  uint32_t expiry_hz_;     // under expiry_mu_
+  std::thread sweeper_;    // started under expiry_mu_
 };
 
 }  // namespace kvcg::store::cpu

@@ -238,15 +238,29 @@ KeyspaceStats GpuStore::Keyspace() const {
 }
 
 Status GpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
-  LimitMarker marker;
+  SettingMarker marker;
   marker.max_memory_bytes = max_memory_bytes;
   marker.policy = policy;
+  return ApplySetting(&marker);
+}
+
+Status GpuStore::SetActiveExpiryHz(uint32_t hz) {
+  if (hz > kMaxActiveExpiryHz) {
+    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
+  }
+  SettingMarker marker;
+  marker.expiry_rate = true;
+  marker.expiry_hz = hz;
+  return ApplySetting(&marker);
+}
+
+Status GpuStore::ApplySetting(SettingMarker* marker) {
   auto* r = new Request;
-  r->limit = &marker;
+  r->setting = marker;
   pipeline_->Enqueue(r);
-  std::unique_lock<std::mutex> lock(marker.mu);
-  marker.cv.wait(lock, [&] { return marker.done; });
-  return marker.status;
+  std::unique_lock<std::mutex> lock(marker->mu);
+  marker->cv.wait(lock, [&] { return marker->done; });
+  return marker->status;
 }
 
 Status GpuStore::FillAccessBytes(uint8_t value) {

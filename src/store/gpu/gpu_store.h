@@ -47,6 +47,7 @@ namespace kvcg::store::gpu {
 
 class Pipeline;
 struct SnapshotMarker;
+struct SettingMarker;
 
 class GpuStore final : public Store {
  public:
@@ -71,6 +72,9 @@ class GpuStore final : public Store {
   // mode on the GPU: pipeline_eviction.cc. Must not be called from a
   // completion.
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
+  // Store::SetActiveExpiryHz, likewise a marker (the periodic sweep is the
+  // pipeline's); fixed8 stores no expiry and ignores it.
+  Status SetActiveExpiryHz(uint32_t hz) override;
   // ReclaimExpired, reporting how many sweep kernels ran and their device
   // time (benchmarks).
   uint64_t ReclaimExpired(uint64_t* passes, double* kernel_ms);
@@ -104,6 +108,8 @@ class GpuStore final : public Store {
  private:
   // Queues `marker` (its bucket range set) and waits for its image.
   Status CopyBuckets(SnapshotMarker* marker, std::unique_ptr<SnapshotReader>* out);
+  // Queues `marker` and waits until the pipeline applied it.
+  Status ApplySetting(SettingMarker* marker);
   Status Init();
   void ReadCounters(DeviceCounters* out) const;
 

@@ -151,8 +151,8 @@ void Pipeline::Run() {
         HandleClear(m);
       } else if (m->sweep != nullptr) {
         HandleSweep(m);
-      } else if (m->limit != nullptr) {
-        HandleLimit(m);
+      } else if (m->setting != nullptr) {
+        HandleSetting(m);
       } else {
         HandleSnapshot(m);
       }

@@ -123,9 +123,13 @@ struct SweepMarker {
   double kernel_ms = 0;  // device time of those kernels
 };
 
-// SetMemoryLimit(): the caller waits until the pipeline applied it (and
-// evicted down to it).
-struct LimitMarker {
+// A run-time setting: SetMemoryLimit() (the caller waits until the pipeline
+// applied it and evicted down to it) or SetActiveExpiryHz() (the periodic
+// sweep's rate). Both are the pipeline thread's state, so they are applied
+// there, between two ARBs.
+struct SettingMarker {
+  bool expiry_rate = false;  // true: set expiry_hz; false: the memory limit
+  uint32_t expiry_hz = 0;
   uint64_t max_memory_bytes = 0;
   EvictionPolicy policy = EvictionPolicy::kNoEviction;
   std::mutex mu;
@@ -141,9 +145,9 @@ struct Request {
   ClearMarker* clear = nullptr;
   SnapshotMarker* snapshot = nullptr;
   SweepMarker* sweep = nullptr;
-  LimitMarker* limit = nullptr;
+  SettingMarker* setting = nullptr;
   bool marker() const {
-    return clear != nullptr || snapshot != nullptr || sweep != nullptr || limit != nullptr;
+    return clear != nullptr || snapshot != nullptr || sweep != nullptr || setting != nullptr;
   }
 };
 
@@ -249,12 +253,12 @@ class Pipeline {
   void FreeReclaimed(uint64_t listed);
   void GrowReclaimList();
   // Eviction (pipeline_eviction.cc). ApplyLimit: the policy and limit from
-  // now on (at Start and at a SetMemoryLimit marker). MakeRoom: before an
+  // now on (at Start and at a SettingMarker). MakeRoom: before an
   // ARB that may grow the store by `grow` bytes, evicts when the limit
   // could be passed. EvictDown: passes until `need` bytes are freed or
   // nothing is left to evict; returns the bytes freed. EvictPass: one
   // histogram + evict round; false on a device failure.
-  void HandleLimit(Request* r);
+  void HandleSetting(Request* r);
   Status ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
   void MakeRoom(uint64_t grow, bool has_expiry);
   uint64_t EvictDown(uint64_t need);
@@ -295,7 +299,7 @@ class Pipeline {
   // Clear or sweep that found no volatile key left (general layout); while
   // false, results carry no expire column and no sweep runs.
   bool may_have_volatile_ = false;
-  const uint64_t sweep_period_ns_;  // 0: no periodic sweep
+  uint64_t sweep_period_ns_;  // 0: no periodic sweep (general layout only)
   uint64_t last_sweep_ns_ = 0;
   SweepTotals* sweep_totals_ = nullptr;  // device; made at the first sweep
   Reclaimed* sweep_list_ = nullptr;      // page-locked, mapped

@@ -76,10 +76,22 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
   return Status::Ok();
 }
 
-void Pipeline::HandleLimit(Request* r) {
-  while (!inflight_.empty()) CompleteFront();
-  LimitMarker* m = r->limit;
+void Pipeline::HandleSetting(Request* r) {
+  SettingMarker* m = r->setting;
   delete r;
+  if (m->expiry_rate) {
+    // The sweep runs between ARBs on this thread; nothing to drain. Turning
+    // it on starts the first period now, not in the past.
+    if (general_) {
+      if (sweep_period_ns_ == 0) last_sweep_ns_ = NowNs();
+      sweep_period_ns_ = m->expiry_hz == 0 ? 0 : 1000000000ull / m->expiry_hz;
+    }
+    std::lock_guard<std::mutex> lock(m->mu);
+    m->done = true;
+    m->cv.notify_all();
+    return;
+  }
+  while (!inflight_.empty()) CompleteFront();
   Status s = sticky_ != cudaSuccess ? Status::Internal("the GPU failed earlier")
                                     : ApplyLimit(m->max_memory_bytes, m->policy);
   // A lower limit evicts down to it at once (Store::SetMemoryLimit).

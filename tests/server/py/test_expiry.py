@@ -476,6 +476,33 @@ def test_hz_option(start_server):
         start_server("--hz", "501")  # over Redis's maximum
 
 
+def test_config_set_hz_starts_and_stops_the_sweeper(start_server):
+    # Started with lazy expiry only: nothing reclaims untouched keys.
+    srv = start_server("--hz", "0")
+    c = srv.client(decode_responses=True)
+    pipe = c.pipeline(transaction=False)
+    for i in range(100):
+        pipe.set(f"a{i}", "v", px=50)
+    pipe.set("keep", "v")
+    pipe.execute()
+    time.sleep(0.5)
+    assert c.dbsize() == 101  # expired, but no sweeper ran
+    # CONFIG SET hz turns active expiry on at run time ...
+    assert c.config_set("hz", "50") is True
+    assert c.config_get("hz") == {"hz": "50"}
+    assert wait_until(lambda: c.dbsize() == 1, timeout=10), c.dbsize()
+    # ... and 0 turns it off again.
+    assert c.config_set("hz", "0") is True
+    for i in range(100):
+        c.set(f"b{i}", "v", px=50)
+    time.sleep(0.5)
+    assert c.dbsize() == 101
+    with pytest.raises(redis.ResponseError, match="hz"):
+        c.config_set("hz", "501")
+    assert c.config_get("hz") == {"hz": "0"}
+    c.close()
+
+
 def test_command_table_entries(r):
     table = r.command()
     for name, arity, flag in (("expire", -3, "write"), ("pexpire", -3, "write"), ("expireat", -3, "write"),
