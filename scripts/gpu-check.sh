@@ -143,7 +143,7 @@ if [[ " $STAGES " == *" bench "* ]]; then
   # submits one op at a time).
   EV=$BUILD_DIR/bench/eviction/kvcg-bench-eviction
   for be in gpu cpu; do
-    if ! timeout 240 "$EV" --backend $be --keys 200000 --requests 1000000 --fractions 0.1 --threads 8 --batch 512 --repeats 1 \
+    if ! timeout 240 "$EV" --backend $be --keys 200000 --requests 1000000 --fractions 0.1 --threads 8 --batch 512 --repeats 3 \
         --commit "$COMMIT" --date "$(date +%F)" >"$JSON/eviction_$be.json" 2>>"$OUT/bench.log"; then
       echo "eviction_$be FAILED"; tail -5 "$OUT/bench.log"; note "eviction_$be" "FAILED"
     fi

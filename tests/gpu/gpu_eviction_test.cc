@@ -101,9 +101,10 @@ TEST_P(EveryPolicy, MemoryStaysUnderLimitUnderSustainedWrites) {
   }
   EXPECT_LE(s.s->MemoryBytes(), limit);
   EXPECT_EQ(s.s->MemoryBytes(), s.s->Size() * s.entry());
-  // Passes free 1/64 of the limit beyond the need (and may take a little
-  // more of the last score bin): the store stays full within that.
-  EXPECT_GE(s.s->Size(), kEntries - kEntries / 32 - 16);
+  // Passes free a slack beyond the need (1/64 to 1/8 of the limit, by the
+  // time passes take; pipeline_eviction.cc) and may take a little more of
+  // the last score bin: the store stays full within that.
+  EXPECT_GE(s.s->Size(), kEntries - kEntries / 8 - kEntries / 64 - 16);
   const KeyspaceStats ks = s.s->Keyspace();
   EXPECT_EQ(ks.evicted_keys, 10000 - s.s->Size());
   EXPECT_EQ(ks.expired_keys, 0u);

@@ -261,6 +261,8 @@ class Pipeline {
   void HandleSetting(Request* r);
   Status ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
   void MakeRoom(uint64_t grow, bool has_expiry);
+  // Doubles or halves the eviction slack by the share of time a pass took.
+  void AdaptSlack(uint64_t pass_start_ns, uint64_t pass_end_ns);
   uint64_t EvictDown(uint64_t need);
   bool EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candidates);
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
@@ -316,6 +318,11 @@ class Pipeline {
   uint64_t evict_salt_ = 0;
   uint64_t lfu_decay_at_ms_ = 0;  // LFU: counters decayed up to this clock time
   bool evict_no_candidates_ = false;  // a volatile policy found no key with an expire-at
+  // Slack (pipeline_eviction.cc, "How much"): a pass evicts down to
+  // limit - limit / evict_slack_div_; the divisor adapts between
+  // kMinSlackDiv and kMaxSlackDiv to the share of time passes take.
+  uint32_t evict_slack_div_ = 64;
+  uint64_t evict_last_pass_end_ns_ = 0;
   EvictHistogram* evict_hist_ = nullptr;       // device
   EvictHistogram* evict_hist_host_ = nullptr;  // page-locked
   EvictTotals* evict_totals_ = nullptr;        // device
