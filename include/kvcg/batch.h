@@ -14,6 +14,8 @@
 //   expire     per op: expire-at, milliseconds since the Unix epoch (see
 //              Expiry below); kNoExpiry (0) for most ops
 //   condition  per op: ExpireCondition byte (kExpire ops; 0 for others)
+//              (expire and condition exist only while has_expiry(): a batch
+//              whose ops carry no expiry neither writes nor ships them)
 //   key_bytes  keys and CAS expected values, each starting 8-byte aligned and
 //              zero-padded to a multiple of 8 (the GPU compares whole words)
 //   value_bytes values, each starting 8-byte aligned
@@ -195,8 +197,10 @@ class Batch {
   std::string_view expected(size_t i) const {
     return expected_[i] == kExpectAbsent ? std::string_view() : Slice(expected_[i]);
   }
-  uint64_t expire_at(size_t i) const { return expire_[i]; }
-  ExpireCondition condition(size_t i) const { return conditions_[i]; }
+  uint64_t expire_at(size_t i) const { return has_expiry_ ? expire_[i] : kNoExpiry; }
+  ExpireCondition condition(size_t i) const {
+    return has_expiry_ ? conditions_[i] : ExpireCondition::kAlways;
+  }
   bool expect_absent(size_t i) const {
     return types_[i] == OpType::kCompareAndSwap && expected_[i] == kExpectAbsent;
   }
@@ -213,8 +217,9 @@ class Batch {
   const uint64_t* values() const { return values_; }
   const uint32_t* value_lens() const { return value_lens_; }
   const uint64_t* expected_column() const { return expected_; }
-  const uint64_t* expire_column() const { return expire_; }
-  const ExpireCondition* condition_column() const { return conditions_; }
+  // Null while has_expiry() is false (no op has written them).
+  const uint64_t* expire_column() const { return has_expiry_ ? expire_ : nullptr; }
+  const ExpireCondition* condition_column() const { return has_expiry_ ? conditions_ : nullptr; }
   const char* key_bytes() const { return key_bytes_; }
   size_t key_bytes_size() const { return key_used_; }
   const char* value_bytes() const { return value_bytes_; }
@@ -225,8 +230,9 @@ class Batch {
   size_t stores() const { return stores_; }
   bool has_cas() const { return has_cas_; }
   // Whether any op carries an expire-at (kKeepExpiry included) or is a
-  // kExpire: a batch without one may skip the expiry columns. Maintained by
-  // Append.
+  // kExpire. The expiry columns are written only from the first such op on
+  // (which fills them in for the ops before it), so a batch without one
+  // pays nothing for them; readers skip them. Maintained by Append.
   bool has_expiry() const { return has_expiry_; }
   // True when every column lives in page-locked memory of `memory()`.
   bool pinned() const;
@@ -253,6 +259,9 @@ class Batch {
   void FreeRegion(Region& r);
   uint64_t AppendKeyBytes(std::string_view bytes);  // offset | length << 32, or kOverflow
   void CopyFrom(const Batch& other);
+  // The first op with an expiry: the columns get kNoExpiry / kAlways for
+  // the ops before it, then has_expiry_.
+  void EnableExpiry();
   void Rebind();  // column pointers from ops_
 
   BatchMemory* memory_;

@@ -166,8 +166,10 @@ void Batch::CopyFrom(const Batch& other) {
     std::memcpy(values_, other.values_, n_ * 8);
     std::memcpy(value_lens_, other.value_lens_, n_ * 4);
     std::memcpy(expected_, other.expected_, n_ * 8);
-    std::memcpy(expire_, other.expire_, n_ * 8);
-    std::memcpy(conditions_, other.conditions_, n_);
+    if (other.has_expiry_) {
+      std::memcpy(expire_, other.expire_, n_ * 8);
+      std::memcpy(conditions_, other.conditions_, n_);
+    }
   }
   if (other.key_used_ != 0) std::memcpy(key_bytes_, other.key_bytes_, other.key_used_);
   if (other.value_used_ != 0) std::memcpy(value_bytes_, other.value_bytes_, other.value_used_);
@@ -260,8 +262,10 @@ void Batch::GrowOps(size_t want) {
     std::memcpy(keys_, k, n_ * 8);
     std::memcpy(values_, v, n_ * 8);
     std::memcpy(expected_, e, n_ * 8);
-    std::memcpy(expire_, x, n_ * 8);
-    std::memcpy(conditions_, c, n_);
+    if (has_expiry_) {
+      std::memcpy(expire_, x, n_ * 8);
+      std::memcpy(conditions_, c, n_);
+    }
     std::memcpy(value_lens_, l, n_ * 4);
   }
   (void)old_cap;
@@ -286,8 +290,16 @@ uint64_t Batch::AppendKeyBytes(std::string_view bytes) {
   return d;
 }
 
+void Batch::EnableExpiry() {
+  if (has_expiry_) return;
+  for (size_t i = 0; i < n_; ++i) expire_[i] = kNoExpiry;
+  std::memset(conditions_, static_cast<int>(ExpireCondition::kAlways), n_);
+  has_expiry_ = true;
+}
+
 void Batch::Append(OpType type, std::string_view key, std::string_view value, uint64_t expire_at) {
   if (n_ == op_cap_) GrowOps(n_ + 1);
+  if (expire_at != kNoExpiry || type == OpType::kExpire) EnableExpiry();
   types_[n_] = type;
   keys_[n_] = AppendKeyBytes(key);
   const size_t vpad = Align8(value.size());
@@ -300,9 +312,10 @@ void Batch::Append(OpType type, std::string_view key, std::string_view value, ui
   value_lens_[n_] = value.size() > 0xffffffffu ? 0xffffffffu : uint32_t(value.size());
   value_used_ += vpad;
   expected_[n_] = 0;
-  expire_[n_] = expire_at;
-  conditions_[n_] = ExpireCondition::kAlways;
-  has_expiry_ |= expire_at != kNoExpiry || type == OpType::kExpire;
+  if (has_expiry_) {
+    expire_[n_] = expire_at;
+    conditions_[n_] = ExpireCondition::kAlways;
+  }
   if (type == OpType::kPut || type == OpType::kCompareAndSwap) ++stores_;
   if (type == OpType::kCompareAndSwap) {
     has_cas_ = true;
@@ -326,11 +339,11 @@ void Batch::AppendFrom(const Batch& other, size_t i) {
   if (other.types_[i] == OpType::kCompareAndSwap) {
     const std::string_view e = other.expected(i);
     CompareAndSwap(other.key(i), other.expect_absent(i) ? nullptr : &e, other.value(i),
-                   other.expire_[i]);
+                   other.expire_at(i));
   } else {
-    Append(other.types_[i], other.key(i), other.value(i), other.expire_[i]);
+    Append(other.types_[i], other.key(i), other.value(i), other.expire_at(i));
   }
-  conditions_[n_ - 1] = other.conditions_[i];
+  if (has_expiry_) conditions_[n_ - 1] = other.condition(i);
   // Bytes that did not fit there do not fit here either: keep the marks.
   if (uint32_t(other.keys_[i]) == kOverflow) keys_[n_ - 1] = other.keys_[i];
   if (other.types_[i] == OpType::kCompareAndSwap && other.expected_[i] != kExpectAbsent &&
@@ -359,10 +372,15 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   GrowOps(n_ + n);
   Grow(keyr_, key_used_, key_used_ + kpad * n);
   size_t puts = 0;
-  for (size_t i = 0; i < n; ++i) puts += types[i] == OpType::kPut || types[i] == OpType::kCompareAndSwap;
+  bool expires = false;
+  for (size_t i = 0; i < n; ++i) {
+    puts += types[i] == OpType::kPut || types[i] == OpType::kCompareAndSwap;
+    expires |= types[i] == OpType::kExpire;
+  }
   const size_t vpad = Align8(value_width);
   Grow(valr_, value_used_, value_used_ + vpad * puts);
   Rebind();
+  if (expires) EnableExpiry();
   std::memcpy(types_ + n_, types, n);
   // Keys: one copy when they are already 8-byte multiples, else padded.
   char* kdst = keyr_.p + key_used_;
@@ -384,9 +402,10 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     values_[j] = voff;
     value_lens_[j] = stores ? uint32_t(value_width) : 0;
     expected_[j] = t == OpType::kCompareAndSwap ? kExpectAbsent : 0;
-    expire_[j] = kNoExpiry;
-    conditions_[j] = ExpireCondition::kAlways;
-    has_expiry_ |= t == OpType::kExpire;
+    if (has_expiry_) {
+      expire_[j] = kNoExpiry;
+      conditions_[j] = ExpireCondition::kAlways;
+    }
     if (stores) {
       if (values != nullptr) {
         std::memcpy(valr_.p + voff, static_cast<const char*>(values) + i * value_width, value_width);
