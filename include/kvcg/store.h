@@ -173,7 +173,7 @@ class Store {
   // kInvalidArgument above kMaxActiveExpiryHz; kUnavailable for a store that
   // cannot change it. Thread-safe.
   static constexpr uint32_t kMaxActiveExpiryHz = 1000;
-  virtual Status SetActiveExpiryHz(uint32_t hz);
+  Status SetActiveExpiryHz(uint32_t hz);
 
   // Reports how recently / often `key` was accessed (KeyAccessInfo) without
   // counting as an access itself (Redis's LOOKUP_NOTOUCH). Returns ok when
@@ -217,6 +217,11 @@ class Store {
   // kUnavailable for a Store that cannot iterate, kInternal on device
   // failure. Thread-safe; iterations may run concurrently.
   virtual Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next);
+
+ protected:
+  // SetActiveExpiryHz after its range check: what a store that can change
+  // its rate implements (the default answers kUnavailable).
+  virtual Status ApplyActiveExpiryHz(uint32_t hz);
 };
 
 }  // namespace kvcg

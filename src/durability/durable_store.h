@@ -70,9 +70,11 @@ class DurableStore final : public Durable {
   // Expiry needs no log records of its own: the log holds each key's
   // absolute expire-at, so a replay expires the same keys (replay_clock.h).
   uint64_t ReclaimExpired() override { return inner_->ReclaimExpired(); }
-  Status SetActiveExpiryHz(uint32_t hz) override { return inner_->SetActiveExpiryHz(hz); }
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override {
     return inner_->SetMemoryLimit(max_memory_bytes, policy);
+  }
+  Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override {
+    return inner_->KeyAccess(key, info);
   }
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override { return inner_->OpenSnapshot(out); }
   Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override {
@@ -90,6 +92,9 @@ class DurableStore final : public Durable {
   PersistenceInfo Persistence() const override;
   DurabilityConfig durability_config() const override;
   Store* inner() override { return inner_.get(); }
+
+ protected:
+  Status ApplyActiveExpiryHz(uint32_t hz) override { return inner_->SetActiveExpiryHz(hz); }
 
  private:
   enum class Job { kNone, kSave, kRewrite, kAppendOnly };

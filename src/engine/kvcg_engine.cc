@@ -85,8 +85,12 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
   if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
     periodic_ = std::thread([this] { PeriodicSwitcher(); });
   }
+  limit_bytes_ = canonical_limit_ = config.max_memory_bytes;
+  limit_policy_ = config.eviction;
+  std::lock_guard lock(periodic_mu_);
   expiry_hz_ = config.active_expiry_hz;
-  if (expiry_hz_ != 0) sweeper_ = std::thread([this] { ExpirySweeper(); });
+  cache_mode_ = config.max_memory_bytes != 0;
+  StartHousekeeperLocked();
 }
 
 bool KvcgEngine::InEngineFrame() { return tls_engine_depth != 0; }
@@ -98,7 +102,7 @@ KvcgEngine::~KvcgEngine() {
   }
   periodic_cv_.notify_all();
   if (periodic_.joinable()) periodic_.join();
-  if (sweeper_.joinable()) sweeper_.join();
+  if (housekeeper_.joinable()) housekeeper_.join();
   std::unique_lock lock(inflight_mu_);
   inflight_cv_.wait(lock, [this] { return inflight_batches_.load() == 0; });
   // canonical_ is destroyed after this body; it waits for its own batches.
@@ -531,11 +535,13 @@ uint64_t KvcgEngine::MemoryBytes() const {
   // switch without a model change). Inside a completion that flush could
   // wait on the very thread running it, so there the answer leaves out the
   // unreplayed updates. Nothing is logged in write-through mode (capacity
-  // limits set), so there it is always exact.
+  // limits set), so there it is always exact. Under a memory limit the hot
+  // cache's copies count too (as of the last reconcile): the limit bounds
+  // both (kvcg_engine_keyspace.cc).
   if (tls_engine_depth == 0 && cache_.dirty() != 0) {
     const_cast<KvcgEngine*>(this)->Flush();
   }
-  return canonical_->MemoryBytes();
+  return canonical_->MemoryBytes() + hot_bytes_.load(std::memory_order_relaxed);
 }
 
 void KvcgEngine::Clear() {

@@ -104,12 +104,19 @@ class KvcgEngine final : public Engine {
   // ReclaimExpired write the hot cache's updates back first (a Flush), so
   // the canonical store's counts are exact, then forward to it.
   // SetMemoryLimit forwards and switches the hot cache to write-through while
-  // a limit is set, so that the canonical store's eviction sees every key.
+  // a limit is set, so that the canonical store's eviction sees every key;
+  // the housekeeper then reconciles the cache with the canonical store once
+  // a switch period (ReconcileCacheMode). MemoryBytes counts the hot
+  // cache's copies while a limit is set.
   KeyspaceStats Keyspace() const override;
   uint64_t ReclaimExpired() override;
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
-  // Sets the canonical store's rate, then the hot cache sweeper's.
-  Status SetActiveExpiryHz(uint32_t hz) override;
+  // The canonical store's answer: a hot key's accesses reach it once a
+  // reconcile period while a limit is set (ReconcileCacheMode), not at all
+  // otherwise, so its idle time may be that much too long.
+  Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override {
+    return canonical_->KeyAccess(key, info);
+  }
 
   Status InstallModel(std::shared_ptr<const Model> model, const std::string& reason,
                       SwitchRecord* record) override;
@@ -118,6 +125,11 @@ class KvcgEngine final : public Engine {
   EngineStats Stats() const override;
   void ResetStats() override;
   Store* canonical() override { return canonical_.get(); }
+
+ protected:
+  // Store::SetActiveExpiryHz: the canonical store's rate, then the
+  // housekeeper's (kvcg_engine_keyspace.cc).
+  Status ApplyActiveExpiryHz(uint32_t hz) override;
 
  private:
   struct BatchCtx;
@@ -152,9 +164,16 @@ class KvcgEngine final : public Engine {
                    SwitchRecord* record, std::unique_ptr<SnapshotReader>* snapshot = nullptr);
   void RecordSwitch(const SwitchRecord& record);
   void PeriodicSwitcher();
-  // Active expiry of the hot cache (Config::active_expiry_hz); the canonical
-  // store sweeps itself.
-  void ExpirySweeper();
+  // The hot cache's housekeeping thread: active expiry at
+  // Config::active_expiry_hz (the canonical store sweeps itself) and, while
+  // a memory limit is set, ReconcileCacheMode once a reconcile period.
+  // Started by the first non-zero rate or limit (under periodic_mu_).
+  void Housekeeper();
+  void StartHousekeeperLocked();
+  // Cache mode (kvcg_engine_keyspace.cc): touches every hot key in the
+  // canonical store, drops the entries of keys it evicted, and charges the
+  // cache's bytes against the limit by lowering the canonical store's.
+  void ReconcileCacheMode();
   // Whether this thread runs engine code (a completion): blocking calls that
   // wait for the canonical store must not run there.
   static bool InEngineFrame();
@@ -200,8 +219,17 @@ class KvcgEngine final : public Engine {
   std::condition_variable periodic_cv_;
   bool stopping_ = false;  // under periodic_mu_
   uint32_t expiry_hz_ = 0;  // under periodic_mu_: the hot cache sweeper's rate
+  bool cache_mode_ = false;  // under periodic_mu_: a memory limit is set
   std::thread periodic_;
-  std::thread sweeper_;  // started by the first non-zero rate, under periodic_mu_
+  std::thread housekeeper_;  // see Housekeeper
+
+  // Cache mode. The user's limit and policy, and what the canonical store
+  // was last given (the limit less the hot cache's bytes), under limit_mu_.
+  std::mutex limit_mu_;
+  uint64_t limit_bytes_ = 0;
+  EvictionPolicy limit_policy_ = EvictionPolicy::kNoEviction;
+  uint64_t canonical_limit_ = 0;
+  std::atomic<uint64_t> hot_bytes_{0};  // the hot cache's bytes at the last reconcile
 };
 
 }  // namespace kvcg::engine

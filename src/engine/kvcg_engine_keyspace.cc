@@ -13,7 +13,29 @@
 // bytes and could be evicted while the cache still serves it. Write-through
 // sends every state-changing hot op to the canonical store (and lets it
 // refuse one under noeviction before it is acknowledged).
+//
+// Cache mode: reconcile. Under a limit the canonical store evicts by the
+// accesses it sees, but a hot key's reads are answered by the cache and
+// never reach it, and a key it evicts would go on being served by the
+// cache. So once a reconcile period (the router's switch period; 1 s when
+// switching is manual) the housekeeper
+//  1. touches: one GET per key the cache holds, as one canonical batch, so
+//     hot keys look as recently used as they are (to the period; under an
+//     LFU policy one access a period, which understates their frequency);
+//  2. drops the cache entries of the keys that GET found absent (evicted, or
+//     expired, since the cache took them): from then on they miss, as in
+//     Redis. Between two reconciles an evicted key may still be served by
+//     the cache — a bounded lag of one period, stated in docs/EVICTION.md;
+//  3. charges the cache: its entries are copies (write-through), so the
+//     canonical store is given the limit less the cache's bytes (never less
+//     than half the limit), re-set when that moved by over 1/64 of the
+//     limit. Both together then stay within the limit, to one period.
+// Dropping a clean entry is always safe — the next operation on its key is
+// a miss that reads the canonical store — so the reconcile needs no block.
+#include <algorithm>
 #include <chrono>
+#include <string_view>
+#include <vector>
 
 #include "engine/kvcg_engine.h"
 
@@ -48,41 +70,102 @@ Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy poli
   Block();  // quiescent: nothing pending, so the cache may change mode
   uint64_t replayed = 0;
   std::string error;
-  Status s = Replay(&replayed, &error) ? canonical_->SetMemoryLimit(max_memory_bytes, policy)
-                                       : Status(Code::kUnavailable, "write-back failed: " + error);
+  Status s;
+  {
+    std::lock_guard limit_lock(limit_mu_);
+    // The cache's copies are charged from the start (as of the last
+    // reconcile; none before the first).
+    const uint64_t hot = max_memory_bytes != 0 ? hot_bytes_.load() : 0;
+    const uint64_t canonical_limit =
+        max_memory_bytes == 0 ? 0 : std::max(max_memory_bytes - std::min(hot, max_memory_bytes / 2), uint64_t{1});
+    s = Replay(&replayed, &error) ? canonical_->SetMemoryLimit(canonical_limit, policy)
+                                  : Status(Code::kUnavailable, "write-back failed: " + error);
+    if (s.ok()) {
+      limit_bytes_ = max_memory_bytes;
+      limit_policy_ = policy;
+      canonical_limit_ = canonical_limit;
+      if (max_memory_bytes == 0) hot_bytes_.store(0);
+    }
+  }
   if (s.ok()) cache_.SetWriteThrough(max_memory_bytes != 0 || config_.max_keys != 0);
   Unblock();
+  if (s.ok()) {
+    std::lock_guard lock(periodic_mu_);
+    cache_mode_ = max_memory_bytes != 0;
+    StartHousekeeperLocked();
+  }
+  periodic_cv_.notify_all();
   return s;
 }
 
-Status KvcgEngine::SetActiveExpiryHz(uint32_t hz) {
-  if (hz > kMaxActiveExpiryHz) {
-    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
+void KvcgEngine::ReconcileCacheMode() {
+  Batch touch = canonical_->NewBatch();
+  uint64_t hot = cache_.CollectPresent(&touch);
+  if (!touch.empty()) {
+    const Results r = canonical_->Execute(touch);
+    std::vector<std::string_view> absent;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r.code(i) == Code::kNotFound) absent.push_back(touch.key(i));
+    }
+    std::sort(absent.begin(), absent.end());
+    hot -= std::min(hot, cache_.DropKeys(absent));
   }
+  std::lock_guard limit_lock(limit_mu_);
+  if (limit_bytes_ == 0) return;  // the limit went away meanwhile
+  hot_bytes_.store(hot, std::memory_order_relaxed);
+  const uint64_t want = limit_bytes_ - std::min(hot, limit_bytes_ / 2);
+  const uint64_t moved = want > canonical_limit_ ? want - canonical_limit_ : canonical_limit_ - want;
+  if (moved * 64 <= limit_bytes_) return;
+  if (canonical_->SetMemoryLimit(want, limit_policy_).ok()) canonical_limit_ = want;
+}
+
+Status KvcgEngine::ApplyActiveExpiryHz(uint32_t hz) {
   Status s = canonical_->SetActiveExpiryHz(hz);
   if (!s.ok()) return s;
   {
     std::lock_guard lock(periodic_mu_);
     expiry_hz_ = hz;
-    if (hz != 0 && !sweeper_.joinable()) sweeper_ = std::thread([this] { ExpirySweeper(); });
+    StartHousekeeperLocked();
   }
-  periodic_cv_.notify_all();  // a waiting sweeper takes the new period now
+  periodic_cv_.notify_all();  // a waiting housekeeper takes the new period now
   return s;
 }
 
-void KvcgEngine::ExpirySweeper() {
+void KvcgEngine::StartHousekeeperLocked() {
+  if ((expiry_hz_ != 0 || cache_mode_) && !housekeeper_.joinable()) {
+    housekeeper_ = std::thread([this] { Housekeeper(); });
+  }
+}
+
+void KvcgEngine::Housekeeper() {
+  using Clock = std::chrono::steady_clock;
+  const auto reconcile_period = std::chrono::milliseconds(
+      config_.router.switch_period_ms != 0 ? config_.router.switch_period_ms : 1000);
+  auto next_reconcile = Clock::now() + reconcile_period;
   std::unique_lock lock(periodic_mu_);
   while (!stopping_) {
-    // Rate 0: idle until a rate is set; a rate change restarts the wait.
+    // Nothing to do: idle until a rate or a limit is set; a change of
+    // either restarts the wait.
     const uint32_t hz = expiry_hz_;
-    if (hz == 0) {
-      periodic_cv_.wait(lock, [&] { return stopping_ || expiry_hz_ != 0; });
+    const bool cache_mode = cache_mode_;
+    if (hz == 0 && !cache_mode) {
+      periodic_cv_.wait(lock, [&] { return stopping_ || expiry_hz_ != 0 || cache_mode_; });
+      next_reconcile = Clock::now() + reconcile_period;
       continue;
     }
-    const auto period = std::chrono::microseconds(1'000'000 / hz);
-    if (periodic_cv_.wait_for(lock, period, [&] { return stopping_ || expiry_hz_ != hz; })) continue;
+    const auto period = hz != 0 ? std::chrono::microseconds(1'000'000 / hz)
+                                : std::chrono::duration_cast<std::chrono::microseconds>(reconcile_period);
+    if (periodic_cv_.wait_for(lock, period, [&] {
+          return stopping_ || expiry_hz_ != hz || cache_mode_ != cache_mode;
+        })) {
+      continue;
+    }
     lock.unlock();
-    cache_.DropExpired();
+    if (hz != 0) cache_.DropExpired();
+    if (cache_mode && Clock::now() >= next_reconcile) {
+      ReconcileCacheMode();
+      next_reconcile = Clock::now() + reconcile_period;
+    }
     lock.lock();
   }
 }

@@ -1,6 +1,8 @@
 // HotCache implementation; see hot_cache.h for the design.
 #include "hotcache/hot_cache.h"
 
+#include <algorithm>
+
 #include <bit>
 #include <mutex>
 #include <shared_mutex>
@@ -380,6 +382,35 @@ size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& ke
     return last_in_node;
   });
   return evicted;
+}
+
+uint64_t HotCache::CollectPresent(Batch* touch) const {
+  uint64_t bytes = 0;
+  for (uint64_t b = 0; b <= mask_; ++b) {
+    Bucket& bucket = buckets_[b];
+    std::shared_lock lock(bucket.lock);
+    for (const Node* n = bucket.head; n != nullptr; n = n->next) {
+      for (const Entry& e : n->entries) {
+        if (e.state != State::kValue || e.pending != nullptr) continue;
+        touch->Get(e.key);
+        bytes += e.key.size() + e.value.size() + sizeof(Entry);
+      }
+    }
+  }
+  return bytes;
+}
+
+uint64_t HotCache::DropKeys(const std::vector<std::string_view>& absent) {
+  if (absent.empty()) return 0;
+  uint64_t dropped = 0;
+  ForEachEntryLocked([&](Bucket& bucket, Entry& e, bool last_in_node) {
+    if (e.state == State::kFree || e.pending != nullptr || e.dirty) return false;
+    if (!std::binary_search(absent.begin(), absent.end(), std::string_view(e.key))) return false;
+    if (e.state == State::kValue) dropped += e.key.size() + e.value.size() + sizeof(Entry);
+    Remove(bucket, &e);
+    return last_in_node;
+  });
+  return dropped;
 }
 
 void HotCache::Clear() {

@@ -144,6 +144,17 @@ class HotCache {
   // many entries it expired; *dirty (may be null) receives how many of them
   // were dirty (keys whose current value only the cache held).
   size_t DropExpired(size_t* dirty = nullptr);
+  // Cache mode (the engine's reconcile, kvcg_engine_keyspace.cc). Appends a
+  // GET of every key the cache holds a value for to `touch` and returns the
+  // bytes those entries take (key + value + the entry itself). Runs
+  // concurrently with traffic under shared bucket locks: the keys are each
+  // as of some moment during the walk.
+  uint64_t CollectPresent(Batch* touch) const;
+  // Removes the clean, settled entries of the keys in `absent` (sorted).
+  // Runs concurrently with traffic: a removed clean entry only turns the
+  // next operation on its key into a miss. Returns the bytes removed (as
+  // CollectPresent counts them).
+  uint64_t DropKeys(const std::vector<std::string_view>& absent);
   // Switches write-through on or off (SetMemoryLimit). Needs the same
   // quiescence as CollectLog, and a clean cache when turning it on.
   void SetWriteThrough(bool on) { write_through_.store(on, std::memory_order_relaxed); }

@@ -17,7 +17,6 @@
 #include "kvcg/config.h"
 #include "kvcg/store.h"
 #include "server/connection.h"
-#include "server/eviction_control.h"
 #include "server/server.h"
 
 namespace kvcg::server::cmd {
@@ -38,7 +37,7 @@ bool IsLfu(EvictionPolicy p) { return p == EvictionPolicy::kAllKeysLfu || p == E
 void ObjectAccess(CommandContext& ctx, bool freq) {
   const bool lfu = IsLfu(ctx.server.ConfigSnapshot().store.eviction);
   KeyAccessInfo info;
-  const Status s = KeyAccessOf(ctx.server.store(), ctx.arg(2), &info);
+  const Status s = ctx.server.store()->KeyAccess(ctx.arg(2), &info);
   if (s.code() == Code::kNotFound) return ctx.out.Null();
   if (freq && !lfu) return ctx.Error(kErrNotLfu);
   if (!freq && lfu) return ctx.Error(kErrLfu);

@@ -18,7 +18,6 @@
 #include "kvcg/durable.h"
 #include "kvcg/engine.h"
 #include "server/cmd_common.h"
-#include "server/eviction_control.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/glob.h"
@@ -201,7 +200,7 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     line("total_net_output_bytes", std::to_string(Load(st.net_output_bytes)));
     line("rejected_connections", std::to_string(Load(st.rejected_connections)));
     line("expired_keys", std::to_string(srv.ExpiredKeys()));
-    line("evicted_keys", std::to_string(EvictedKeys(srv.store())));
+    line("evicted_keys", std::to_string(srv.store()->Keyspace().evicted_keys));
     line("keyspace_hits", std::to_string(Load(st.keyspace_hits)));
     line("keyspace_misses", std::to_string(Load(st.keyspace_misses)));
     uint64_t errors = 0;

@@ -17,7 +17,6 @@
 
 #include "kvcg/durable.h"
 #include "server/io_thread.h"
-#include "server/eviction_control.h"
 #include "server/resp_parser.h"
 
 namespace kvcg::server {
@@ -51,7 +50,7 @@ std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::stri
   const bool memory_changed = next.store.max_memory_bytes != current.store.max_memory_bytes ||
                               next.store.eviction != current.store.eviction;
   if (memory_changed && store_ != nullptr) {
-    Status s = ApplyMemoryLimit(store_.get(), next.store.max_memory_bytes, next.store.eviction);
+    Status s = store_->SetMemoryLimit(next.store.max_memory_bytes, next.store.eviction);
     if (!s.ok()) {
       const char* name = next.store.eviction != current.store.eviction ? "maxmemory-policy" : "maxmemory";
       return std::string("ERR CONFIG SET failed (possibly related to argument '") + name + "') - " + s.message();
@@ -61,13 +60,13 @@ std::string Server::ConfigSet(const std::vector<std::pair<std::string, std::stri
   const bool hz_changed = next.store.active_expiry_hz != current.store.active_expiry_hz;
   if (hz_changed && store_ != nullptr) {
     if (Status s = store_->SetActiveExpiryHz(next.store.active_expiry_hz); !s.ok()) {
-      if (memory_changed) ApplyMemoryLimit(store_.get(), current.store.max_memory_bytes, current.store.eviction);
+      if (memory_changed) store_->SetMemoryLimit(current.store.max_memory_bytes, current.store.eviction);
       return "ERR CONFIG SET failed (possibly related to argument 'hz') - " + s.message();
     }
   }
   if (std::string e = persistence_.Apply(current, next); !e.empty()) {
     if (memory_changed && store_ != nullptr) {
-      ApplyMemoryLimit(store_.get(), current.store.max_memory_bytes, current.store.eviction);
+      store_->SetMemoryLimit(current.store.max_memory_bytes, current.store.eviction);
     }
     if (hz_changed && store_ != nullptr) store_->SetActiveExpiryHz(current.store.active_expiry_hz);
     return e;

@@ -102,7 +102,14 @@ Status Store::SetMemoryLimit(uint64_t, EvictionPolicy) {
   return Status::Unavailable("this store cannot change its memory limit");
 }
 
-Status Store::SetActiveExpiryHz(uint32_t) {
+Status Store::SetActiveExpiryHz(uint32_t hz) {
+  if (hz > kMaxActiveExpiryHz) {
+    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
+  }
+  return ApplyActiveExpiryHz(hz);
+}
+
+Status Store::ApplyActiveExpiryHz(uint32_t) {
   return Status::Unavailable("this store cannot change its active expiry rate");
 }
 

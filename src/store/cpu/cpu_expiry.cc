@@ -78,10 +78,7 @@ uint64_t CpuStore::ReclaimExpired() {
   return removed;
 }
 
-Status CpuStore::SetActiveExpiryHz(uint32_t hz) {
-  if (hz > kMaxActiveExpiryHz) {
-    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
-  }
+Status CpuStore::ApplyActiveExpiryHz(uint32_t hz) {
   {
     std::lock_guard lock(expiry_mu_);
     expiry_hz_ = hz;

@@ -75,7 +75,6 @@ class CpuStore final : public Store {
   KeyspaceStats Keyspace() const override;
   // cpu_expiry.cc
   uint64_t ReclaimExpired() override;
-  Status SetActiveExpiryHz(uint32_t hz) override;
   // cpu_eviction.cc
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
   Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override;
@@ -83,6 +82,10 @@ class CpuStore final : public Store {
   // Bytes charged per entry beyond its key and value: the tag, two string
   // headers and the table's slack, rounded up. Public for tests.
   static constexpr uint64_t kEntryOverhead = 96;
+
+ protected:
+  // Store::SetActiveExpiryHz (cpu_expiry.cc).
+  Status ApplyActiveExpiryHz(uint32_t hz) override;
 
  private:
   using Shard = CpuShard;

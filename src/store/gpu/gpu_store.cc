@@ -244,10 +244,7 @@ Status GpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy
   return ApplySetting(&marker);
 }
 
-Status GpuStore::SetActiveExpiryHz(uint32_t hz) {
-  if (hz > kMaxActiveExpiryHz) {
-    return Status::InvalidArgument("active expiry rate above " + std::to_string(kMaxActiveExpiryHz));
-  }
+Status GpuStore::ApplyActiveExpiryHz(uint32_t hz) {
   SettingMarker marker;
   marker.expiry_rate = true;
   marker.expiry_hz = hz;

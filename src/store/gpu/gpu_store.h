@@ -72,9 +72,6 @@ class GpuStore final : public Store {
   // mode on the GPU: pipeline_eviction.cc. Must not be called from a
   // completion.
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
-  // Store::SetActiveExpiryHz, likewise a marker (the periodic sweep is the
-  // pipeline's); fixed8 stores no expiry and ignores it.
-  Status SetActiveExpiryHz(uint32_t hz) override;
   // ReclaimExpired, reporting how many sweep kernels ran and their device
   // time (benchmarks).
   uint64_t ReclaimExpired(uint64_t* passes, double* kernel_ms);
@@ -104,6 +101,11 @@ class GpuStore final : public Store {
   Status FillAccessBytes(uint8_t value);
   void SetAccessMode(uint32_t mode) { table_.access_mode = mode; }
   void AdvanceGeneration() { table_.generation = (table_.generation + 1) & 0xff; }
+
+ protected:
+  // Store::SetActiveExpiryHz: a pipeline marker like SetMemoryLimit (the
+  // periodic sweep is the pipeline's); fixed8 stores no expiry and ignores it.
+  Status ApplyActiveExpiryHz(uint32_t hz) override;
 
  private:
   // Queues `marker` (its bucket range set) and waits for its image.
