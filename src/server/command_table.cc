@@ -89,7 +89,7 @@ std::vector<CommandSpec> Build() {
        "@read @bitmap @slow", "", BitPos, BitPosFinish},
 
       // keyspace (cmd_keyspace.cc)
-      {"type", 2, R | F, 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key (always string).",
+      {"type", 2, R | F, 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key (string, list or set in kvcg).",
        "O(1)", "@keyspace @read @fast", "", Type, TypeFinish},
       {"touch", -2, R | F, 1, -1, 1, "generic", "3.2.1",
        "Returns the number of existing keys out of those specified (kvcg keeps no access times).",
