@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kvcg needs on a Debian/Ubuntu machine: the Debian packages
-# (compilers, libraries, redis tools for the server tests) and a Python venv
-# (.venv) for the test clients and plot scripts. Idempotent and quick when
+# (compilers, libraries, redis tools for the server tests, tcl for Redis's
+# own test suite) and a Python venv (.venv) for the test clients and plot
+# scripts. Idempotent and quick when
 # everything is already there, so every make target can call it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev libcuckoo-dev libtbb-dev
   libfmt-dev libspdlog-dev libcli11-dev
-  redis-server redis-tools
+  redis-server redis-tools tcl
   clang libclang-rt-14-dev
   python3-venv
 )

@@ -12,11 +12,13 @@ is the yardstick for "behaves as Redis 7.0" (issue 13).
     scripts/redis-suite.py --units unit/keyspace --show-failures
     scripts/redis-suite.py --strict              # exit 1 on any [err]/[exception]
     scripts/redis-suite.py --durable             # an error inside a test is an [err]; the unit goes on
+    scripts/redis-suite.py --strict --min-ok 170 --missing-exit 77   # what CTest runs (redis_suite)
 
 Needs tclsh (Debian package `tcl`) and the Redis 7.0.15 test harness with the
 units (`/work/shared/redis-tests`, see its README.md): the folder comes from
 --redis-tests, else $KVCG_REDIS_TESTS, else ../shared/redis-tests relative to
-the repository root. The folder is copied into a temporary directory first
+the repository root, else /work/shared/redis-tests (CI checks the repository
+out elsewhere). The folder is copied into a temporary directory first
 (the harness writes under tests/tmp, and the shared copy is read-only).
 
 What it does: starts kvcg-server itself (--port 0, its own temporary --dir,
@@ -41,12 +43,15 @@ It prints, per unit and in total, the number of [ok], [err], [exception],
 aborts the rest of its unit, so its later tests are not counted at all. A
 unit that times out or whose harness dies counts as one exception. Exit
 status: 0 unless --strict is given and kvcg-server had an [err] or
-[exception]; 2 when something could not be run at all (no tclsh, the server
-did not start). kvcg-server is restarted before a unit if it died (the
-report says so).
+[exception], or --min-ok N is given and it had fewer than N [ok] (then 1);
+--missing-exit (default 2) when tclsh or the test-suite folder is missing;
+2 when something else could not be run at all (no kvcg-server binary, the
+server did not start). kvcg-server is restarted before a unit if it died
+(the report says so).
 
-Not run by CTest or CI (the units take minutes and many tests fail today);
-run it by hand or from scripts/gpu-check.sh-like device calls.
+CTest runs it (tests/server/CMakeLists.txt, test redis_suite, label server:
+--strict --min-ok 170, exit 77 = skipped when tclsh or the units are
+missing); the five units take well under a minute on the CPU backend.
 """
 import argparse
 import os
@@ -70,9 +75,9 @@ READY_TIMEOUT = 120
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--redis-tests", default=os.environ.get("KVCG_REDIS_TESTS",
-                                                          os.path.join(ROOT, "..", "shared", "redis-tests")),
-                   help="the Redis test-suite folder (default $KVCG_REDIS_TESTS or ../shared/redis-tests)")
+    p.add_argument("--redis-tests", default="",
+                   help="the Redis test-suite folder (default $KVCG_REDIS_TESTS, ../shared/redis-tests "
+                        "relative to the repository root, or /work/shared/redis-tests)")
     p.add_argument("--server", default=os.environ.get("KVCG_SERVER",
                                                      os.path.join(ROOT, "build", "tools", "server", "kvcg-server")),
                    help="kvcg-server binary (default $KVCG_SERVER or build/tools/server/kvcg-server)")
@@ -89,6 +94,9 @@ def parse_args():
     p.add_argument("--baseport", type=int, default=int(os.environ.get("KVCG_SUITE_BASEPORT", "23300")),
                    help="harness --baseport (its own ports sit just below it)")
     p.add_argument("--strict", action="store_true", help="exit 1 on any kvcg [err] or [exception]")
+    p.add_argument("--min-ok", type=int, default=0, help="exit 1 when kvcg-server has fewer [ok] in total")
+    p.add_argument("--missing-exit", type=int, default=2,
+                   help="exit status when tclsh or the test-suite folder is missing (CTest: 77 = skipped)")
     p.add_argument("--durable", action="store_true",
                    help="harness --durable: an error inside a test (e.g. an unknown command) counts as [err] "
                         "and the unit goes on, instead of an [exception] that ends the unit")
@@ -259,15 +267,32 @@ def run_unit(args, suite_dir, unit, port, log_name):
     return counts, failures, note
 
 
+SUITE_CANDIDATES = [os.path.join(ROOT, "..", "shared", "redis-tests"), "/work/shared/redis-tests"]
+
+
+def find_redis_tests(given):
+    """The test-suite folder: --redis-tests, else $KVCG_REDIS_TESTS, else the
+    first of SUITE_CANDIDATES that holds the harness. Returns (path, tried)."""
+    if given or os.environ.get("KVCG_REDIS_TESTS"):
+        path = os.path.abspath(given or os.environ["KVCG_REDIS_TESTS"])
+        return path, [path]
+    tried = [os.path.abspath(c) for c in SUITE_CANDIDATES]
+    for path in tried:
+        if os.path.exists(os.path.join(path, "tests", "test_helper.tcl")):
+            return path, tried
+    return tried[0], tried
+
+
 def main():
     args = parse_args()
     if shutil.which("tclsh") is None:
-        print("redis-suite: tclsh not found (apt-get install tcl)", file=sys.stderr)
-        return 2
-    tests = os.path.abspath(args.redis_tests)
+        print("redis-suite: tclsh not found (apt-get install tcl): not run", file=sys.stderr)
+        return args.missing_exit
+    tests, tried = find_redis_tests(args.redis_tests)
     if not os.path.exists(os.path.join(tests, "tests", "test_helper.tcl")):
-        print(f"redis-suite: no Redis test suite at {tests} (set --redis-tests or KVCG_REDIS_TESTS)", file=sys.stderr)
-        return 2
+        print(f"redis-suite: no Redis test suite at {' or '.join(tried)} (set --redis-tests or KVCG_REDIS_TESTS): "
+              "not run", file=sys.stderr)
+        return args.missing_exit
     if not os.access(args.server, os.X_OK):
         print(f"redis-suite: no kvcg-server at {args.server} (build it, or --server PATH)", file=sys.stderr)
         return 2
@@ -350,6 +375,9 @@ def main():
     bad = totals["kvcg"]["err"] + totals["kvcg"]["exception"]
     if args.strict and bad:
         print(f"\nredis-suite: {bad} kvcg [err]/[exception] (--strict)")
+        rc = 1
+    if totals["kvcg"]["ok"] < args.min_ok:
+        print(f"\nredis-suite: {totals['kvcg']['ok']} kvcg [ok], fewer than --min-ok {args.min_ok}")
         rc = 1
     return rc
 

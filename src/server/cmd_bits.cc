@@ -20,6 +20,7 @@
 
 #include "server/cmd_common.h"
 #include "server/cmd_rmw.h"
+#include "server/cmd_types.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/io_thread.h"
@@ -160,6 +161,7 @@ void SetBit(CommandContext& ctx) {
     ctx.Error(kErrBitValue);
     return;
   }
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.cmd.i64 = static_cast<int64_t>(bit);
   if ((bit >> 3) + 1 <= kEagerCreateBytes) CasAbsent(ctx, ctx.arg(1), WithBit({}, bit, static_cast<int>(on)));
   else ReadFirst(ctx, ctx.arg(1));
@@ -197,6 +199,7 @@ bool SetBitFinish(CommandContext& ctx, ResultSpan r) {
 void GetBit(CommandContext& ctx) {
   uint64_t bit;
   if (!ParseBitOffset(ctx, ctx.arg(2), &bit)) return;
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.cmd.i64 = static_cast<int64_t>(bit);
   ctx.OpGet(ctx.arg(1));
 }
@@ -214,7 +217,10 @@ bool GetBitFinish(CommandContext& ctx, ResultSpan r) {
 
 // --- BITCOUNT key [start end [BYTE|BIT]]
 // Everything but the key is checked after the read (Redis 7.0's order).
-void BitCount(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+void BitCount(CommandContext& ctx) {
+  if (WrongType(ctx, ctx.arg(1))) return;
+  ctx.OpGet(ctx.arg(1));
+}
 
 bool BitCountFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
@@ -266,6 +272,7 @@ void BitPos(CommandContext& ctx) {
     ctx.Error("ERR The bit argument must be 1 or 0.");
     return;
   }
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.cmd.i64 = bit;
   ctx.OpGet(ctx.arg(1));
 }

@@ -35,6 +35,7 @@ inline constexpr const char* kErrDbRange = "ERR DB index is out of range";
 inline constexpr const char* kErrNotFloat = "ERR value is not a valid float";
 inline constexpr const char* kErrOverflow = "ERR increment or decrement would overflow";
 inline constexpr const char* kErrTooBig = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+inline constexpr const char* kErrWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr const char* kErrWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
 
 }  // namespace kvcg::server

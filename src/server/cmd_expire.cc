@@ -23,6 +23,11 @@
 // it (a PUT with the new expire-at or none), INCR/APPEND/SETRANGE/SETBIT
 // keep it (their CAS loops pass KeepTtl(), cmd_rmw.h), RENAME/COPY carry
 // the source's (cmd_keyspace.cc).
+//
+// Lists and sets (collections.h) take no TTL: EXPIRE and friends on one
+// answer kErrCollectionTtl, TTL/PTTL -1, EXPIRETIME -1, PERSIST 0. SET
+// replaces one (SET ... GET: WRONGTYPE, SET NX: nil), SETEX/PSETEX too,
+// GETEX answers WRONGTYPE (cmd_types.h).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,6 +35,7 @@
 
 #include "server/cmd_common.h"
 #include "server/cmd_rmw.h"
+#include "server/cmd_types.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/expire_args.h"
@@ -46,6 +52,8 @@ namespace cmd {
 namespace {
 
 enum SetFlags : int64_t { kNx = 1, kXx = 2, kGet = 4 };
+
+constexpr const char* kErrCollectionTtl = "ERR kvcg: lists and sets do not take a TTL";
 
 // Command::phase values of the two-round cases (see the top comment).
 enum ExpirePhase : uint8_t { kOneOp = kPhaseCommandBase, kReadForLtXx, kApplyLtXx, kGetexBadTime };
@@ -109,6 +117,15 @@ void Set(CommandContext& ctx) {
   ctx.cmd.i64 = (o.nx ? int64_t{kNx} : 0) | (o.xx ? int64_t{kXx} : 0) | (o.get ? int64_t{kGet} : 0);
   ctx.cmd.expire_at[0] = expire_at;
   std::string_view key = ctx.arg(1), value = ctx.arg(2);
+  if (HoldsCollection(ctx, key)) {
+    // Redis: GET checks the old value's type first; NX finds the key
+    // existing; otherwise (XX included) SET replaces a value of any type.
+    if (o.get) return ctx.Error(kErrWrongType);
+    if (o.nx) return ctx.out.Null();
+    DropCollection(ctx, key);
+    ctx.cmd.i64 &= ~int64_t{kXx};
+    return ctx.OpPut(key, value, expire_at);
+  }
   if (o.nx) CasAbsent(ctx, key, value, expire_at);
   else if (o.xx) CasFrom(ctx, key, value, value, expire_at);  // stores iff it exists with this value
   else ctx.OpPut(key, value, expire_at);
@@ -149,6 +166,7 @@ void SetEx(CommandContext& ctx) {
   if (TimeError e = ParseSetTime(ctx.arg(2), unit, TimeBase::kRelative, ctx.Now(), &expire_at); e != TimeError::kNone) {
     return TimeErrorReply(ctx, e);
   }
+  DropCollection(ctx, ctx.arg(1));
   ctx.OpPut(ctx.arg(1), ctx.arg(3), expire_at);
 }
 bool SetExFinish(CommandContext& ctx, ResultSpan r) {
@@ -162,6 +180,7 @@ bool SetExFinish(CommandContext& ctx, ResultSpan r) {
 void GetEx(CommandContext& ctx) {
   StringOptions o;
   if (!ParseOptionsFrom(ctx, 2, /*getex=*/true, &o)) return ctx.Error(kErrSyntax);
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.cmd.phase = kOneOp;
   if (o.has_time) {
     uint64_t expire_at;
@@ -211,6 +230,7 @@ void Expire(CommandContext& ctx) {
   if (TimeError e = ParseExpireTime(ctx.arg(2), unit, base, ctx.Now(), &when); e != TimeError::kNone) {
     return TimeErrorReply(ctx, e);
   }
+  if (HoldsCollection(ctx, ctx.arg(1))) return ctx.Error(kErrCollectionTtl);
   const uint64_t expire_at = StoreExpireAt(when);
   ctx.cmd.expire_at[0] = expire_at;
   if (flags.requires_expiry()) {
@@ -252,7 +272,10 @@ bool ExpireFinish(CommandContext& ctx, ResultSpan r) {
 
 // --- TTL / PTTL / EXPIRETIME / PEXPIRETIME key
 // -2: no such key; -1: no expiry. TTL rounds to the nearest second, as Redis.
-void Ttl(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+void Ttl(CommandContext& ctx) {
+  if (HoldsCollection(ctx, ctx.arg(1))) return ctx.out.Integer(-1);  // lists and sets have no TTL
+  ctx.OpGet(ctx.arg(1));
+}
 bool TtlFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
   if (!res.succeeded()) {
@@ -283,7 +306,10 @@ bool TtlFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- PERSIST key: 1 when the key had an expiry and it was removed.
-void Persist(CommandContext& ctx) { ctx.OpExpire(ctx.arg(1), kNoExpiry, ExpireCondition::kIfSet); }
+void Persist(CommandContext& ctx) {
+  if (HoldsCollection(ctx, ctx.arg(1))) return ctx.out.Integer(0);  // no TTL to remove
+  ctx.OpExpire(ctx.arg(1), kNoExpiry, ExpireCondition::kIfSet);
+}
 bool PersistFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
   if (!res.succeeded()) ctx.StoreError(res);

@@ -9,9 +9,20 @@
 // would then cost a scan; no client we target needs them.
 //
 // Per-key reads. TYPE, OBJECT and MEMORY USAGE are one store GET: all values
-// are strings, so the answer follows from whether the key exists and, for
-// OBJECT ENCODING and MEMORY USAGE, from the value's bytes (the GET brings
-// the whole value back; fine for these diagnostic commands).
+// in the store are strings, so the answer follows from whether the key
+// exists and, for OBJECT ENCODING and MEMORY USAGE, from the value's bytes
+// (the GET brings the whole value back; fine for these diagnostic commands).
+// A key holding a list or set (collections.h) is answered from the server's
+// CollectionKeyspace instead: TYPE "list"/"set", OBJECT ENCODING
+// "quicklist"/"hashtable" (Redis 7.0's encodings of a list and of a set of
+// strings), REFCOUNT 1, MEMORY USAGE the keyspace's estimate.
+//
+// Lists and sets are not moved: RENAME/RENAMENX/COPY of a list or set
+// answer kErrMoveCollection (their source would have to move between the
+// collection keyspace and the store, with the same windows as
+// collections.h describes, for a use no client we target has). As a
+// destination, a list or set is replaced by RENAME and COPY ... REPLACE and
+// counts as existing for RENAMENX and COPY, as in Redis.
 //
 // RENAME / RENAMENX / COPY are built from the store's per-key GET, PUT,
 // DELETE and CAS; the store has no multi-key transaction and no conditional
@@ -65,11 +76,14 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kvcg/snapshot.h"
 #include "kvcg/store.h"
 #include "server/cmd_common.h"
 #include "server/cmd_object.h"
+#include "server/cmd_types.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/glob.h"
@@ -83,6 +97,15 @@ namespace kvcg::server::cmd {
 namespace {
 
 constexpr const char* kErrNoSuchKey = "ERR no such key";
+constexpr const char* kErrMoveCollection = "ERR kvcg: RENAME, RENAMENX and COPY do not move lists or sets";
+
+// Lists and sets of the collection keyspace (not in the store's image) for
+// KEYS and RANDOMKEY; empty without one (one atomic load).
+std::vector<std::pair<std::string, CollectionType>> CollectionKeys(CommandContext& ctx) {
+  CollectionKeyspace& c = ctx.server.collections();
+  if (!c.active()) return {};
+  return c.Keys();
+}
 
 void HelpReply(CommandContext& ctx, std::initializer_list<const char*> lines) {
   ctx.out.ArrayHeader(lines.size());
@@ -158,7 +181,13 @@ enum ObjectSub : int64_t { kEncoding, kRefcount, kFreq, kIdletime };
 }  // namespace
 
 // --- TYPE key: every value is a string.
-void Type(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+void Type(CommandContext& ctx) {
+  CollectionKeyspace& c = ctx.server.collections();
+  if (c.active()) {
+    if (CollectionType t = c.TypeOf(ctx.arg(1)); t != CollectionType::kNone) return ctx.out.SimpleString(CollectionTypeName(t));
+  }
+  ctx.OpGet(ctx.arg(1));
+}
 bool TypeFinish(CommandContext& ctx, ResultSpan r) {
   if (r[0].found()) ctx.out.SimpleString("string");
   else if (r[0].code == Code::kNotFound) ctx.out.SimpleString("none");
@@ -172,6 +201,7 @@ bool TypeFinish(CommandContext& ctx, ResultSpan r) {
 // cmd.i64: v's length; cmd.expire_at: v's expire-at, then dst's replaced
 // value's (restored with it by an undo).
 void Rename(CommandContext& ctx) {
+  if (HoldsCollection(ctx, ctx.arg(1))) return ctx.Error(kErrMoveCollection);
   ctx.cmd.phase = kReadSource;
   ctx.OpGet(ctx.arg(1));
 }
@@ -197,6 +227,13 @@ bool RenameFinish(CommandContext& ctx, ResultSpan r) {
         if (nx) ctx.out.Integer(0);
         else ctx.out.Ok();
         return true;
+      }
+      if (HoldsCollection(ctx, dst)) {  // a list or set at dst: RENAMENX finds it, RENAME replaces it
+        if (nx) {
+          ctx.out.Integer(0);
+          return true;
+        }
+        DropCollection(ctx, dst);
       }
       ctx.cmd.scratch.assign(res.value);
       ctx.cmd.i64 = static_cast<int64_t>(res.value.size());
@@ -285,6 +322,7 @@ void Copy(CommandContext& ctx) {
     ctx.Error("ERR source and destination objects are the same");
     return;
   }
+  if (HoldsCollection(ctx, ctx.arg(1))) return ctx.Error(kErrMoveCollection);
   ctx.cmd.i64 = replace;
   ctx.cmd.phase = 0;
   ctx.OpGet(ctx.arg(1));
@@ -301,6 +339,13 @@ bool CopyFinish(CommandContext& ctx, ResultSpan r) {
     if (!res.found()) {
       ctx.out.Integer(0);
       return true;
+    }
+    if (HoldsCollection(ctx, ctx.arg(2))) {  // a list or set at the destination exists
+      if (!replace) {
+        ctx.out.Integer(0);
+        return true;
+      }
+      DropCollection(ctx, ctx.arg(2));
     }
     ctx.cmd.phase = 1;
     // The batch copies the value now, while the view is still valid.
@@ -338,6 +383,13 @@ void Object(CommandContext& ctx) {
   }
   if (ctx.argc() != 3) return SubcommandArity(ctx, "object", sub);
   if (which == kFreq || which == kIdletime) return ObjectAccess(ctx, which == kFreq);  // cmd_object.cc
+  if (ctx.server.collections().active()) {
+    const CollectionType t = ctx.server.collections().TypeOf(ctx.arg(2));
+    if (t != CollectionType::kNone) {
+      if (which == kRefcount) return ctx.out.Integer(1);
+      return ctx.out.Bulk(t == CollectionType::kList ? "quicklist" : "hashtable");
+    }
+  }
   ctx.cmd.i64 = which;
   ctx.OpGet(ctx.arg(2));
 }
@@ -379,6 +431,9 @@ void Memory(CommandContext& ctx) {
       } else {
         return ctx.Error(kErrSyntax);
       }
+    }
+    if (HoldsCollection(ctx, ctx.arg(2))) {
+      return ctx.out.Integer(static_cast<int64_t>(ctx.server.collections().MemoryUsage(ctx.arg(2))));
     }
     ctx.OpGet(ctx.arg(2));
   } else if (sub == "purge" || sub == "help" || sub == "doctor" || sub == "stats" || sub == "malloc-stats") {
@@ -454,6 +509,12 @@ void Keys(CommandContext& ctx) {
     }
   }
   if (!image->status().ok()) return ctx.Error("ERR cannot read the keyspace: " + image->status().ToString());
+  for (const auto& [key, type] : CollectionKeys(ctx)) {
+    if (all || GlobMatch(pattern, key, false)) {
+      side.Bulk(key);
+      ++n;
+    }
+  }
   ctx.out.ArrayHeader(n);
   ctx.out.Raw(elements);
 }
@@ -465,7 +526,8 @@ void Keys(CommandContext& ctx) {
 void RandomKey(CommandContext& ctx) {
   std::unique_ptr<SnapshotReader> image = OpenImage(ctx);
   if (!image) return;
-  if (image->size() == 0) return ctx.out.Null();
+  const auto collections = CollectionKeys(ctx);
+  if (image->size() == 0 && collections.empty()) return ctx.out.Null();
   const uint64_t now = ctx.Now();
   std::string pick;
   uint64_t live = 0;
@@ -478,6 +540,10 @@ void RandomKey(CommandContext& ctx) {
     }
   }
   if (!image->status().ok()) return ctx.Error("ERR cannot read the keyspace: " + image->status().ToString());
+  for (const auto& entry : collections) {  // the same reservoir goes on over the lists and sets
+    ++live;
+    if (std::uniform_int_distribution<uint64_t>(0, live - 1)(Rng()) == 0) pick = entry.first;
+  }
   if (live == 0) return ctx.out.Null();
   ctx.out.Bulk(pick);
 }

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "server/cmd_common.h"
+#include "server/cmd_types.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/io_thread.h"
@@ -82,6 +83,10 @@ void WriteRange(RespWriter& out, uint32_t a_start, uint32_t a_end, uint32_t b_st
 }  // namespace
 
 void Lcs(CommandContext& ctx) {
+  // Redis 7.0 looks both keys up before it parses the options.
+  if (HoldsCollection(ctx, ctx.arg(1)) || HoldsCollection(ctx, ctx.arg(2))) {
+    return ctx.Error("ERR The specified keys must hold string values");
+  }
   LcsOptions o;
   if (!ParseLcsOptions(ctx, &o)) return;  // nothing depends on the values yet
   ctx.OpGet(ctx.arg(1));

@@ -44,6 +44,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/cmd_common.h"
+#include "server/cmd_types.h"
 #include "server/cmd_rmw.h"
 #include "server/command_table.h"
 #include "server/connection.h"
@@ -92,6 +93,10 @@ void MSetNx(CommandContext& ctx) {
   if (ctx.argc() % 2 == 0) {
     ctx.Error("ERR wrong number of arguments for 'msetnx' command");
     return;
+  }
+  // A key holding a list or set exists: nothing is written (as Redis).
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    if (HoldsCollection(ctx, ctx.arg(i))) return ctx.out.Integer(0);
   }
   ctx.cmd.phase = kCheck;
   for (size_t i = 1; i + 1 < ctx.argc(); i += 2) ctx.OpGet(ctx.arg(i));

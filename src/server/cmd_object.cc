@@ -16,6 +16,7 @@
 
 #include "kvcg/config.h"
 #include "kvcg/store.h"
+#include "server/cmd_types.h"
 #include "server/connection.h"
 #include "server/server.h"
 
@@ -36,6 +37,11 @@ bool IsLfu(EvictionPolicy p) { return p == EvictionPolicy::kAllKeysLfu || p == E
 
 void ObjectAccess(CommandContext& ctx, bool freq) {
   const bool lfu = IsLfu(ctx.server.ConfigSnapshot().store.eviction);
+  if (HoldsCollection(ctx, ctx.arg(2))) {  // lists and sets keep no access word (collections.h)
+    if (freq && !lfu) return ctx.Error(kErrNotLfu);
+    if (!freq && lfu) return ctx.Error(kErrLfu);
+    return ctx.Error("ERR kvcg: lists and sets keep no access time or frequency");
+  }
   KeyAccessInfo info;
   const Status s = ctx.server.store()->KeyAccess(ctx.arg(2), &info);
   if (s.code() == Code::kNotFound) return ctx.out.Null();

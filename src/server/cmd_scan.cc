@@ -25,11 +25,16 @@
 //    missing option argument. Default COUNT 10.
 //  * Filters apply to the step's keys after the store returned them, as in
 //    Redis, so a reply may be an empty array with a nonzero cursor. MATCH
-//    is Redis's glob (glob.h), case-sensitive; "*" skips it. kvcg stores
-//    strings only: TYPE "string" (any case) keeps every key and any other
-//    name keeps none. Redis 7.0 does not check the name either (7.2 only
-//    in a comment; 8.0 answers "ERR unknown type name '<name>'"), so an
-//    unknown type is an empty result here too, not an error.
+//    is Redis's glob (glob.h), case-sensitive; "*" skips it. The store holds
+//    strings only: TYPE "string" (any case) keeps its keys, any other name
+//    none. Redis 7.0 does not check the name either (7.2 only in a comment;
+//    8.0 answers "ERR unknown type name '<name>'"), so an unknown type is an
+//    empty result here too, not an error.
+//  * Lists and sets (collections.h) are not in the store: the call that
+//    ends the store's iteration (next cursor 0) also returns every list and
+//    set key that passes the filters (TYPE "list", "set" or none). So a
+//    list or set present for the whole iteration is returned exactly once;
+//    that last call may be longer than COUNT when there are many of them.
 //  * A store failure (kInternal from a device) is "ERR " + its message.
 #include <cctype>
 #include <cerrno>
@@ -44,6 +49,7 @@
 #include "kvcg/snapshot.h"
 #include "kvcg/store.h"
 #include "server/cmd_common.h"
+#include "server/collections.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/glob.h"
@@ -83,6 +89,7 @@ void Scan(CommandContext& ctx) {
   std::string_view pattern;
   bool use_pattern = false;
   bool keep_keys = true;  // false when TYPE names anything but "string"
+  bool keep_lists = true, keep_sets = true;  // TYPE list / set (or no TYPE)
   for (size_t i = 2; i < ctx.argc(); i += 2) {
     const std::string_view option = ctx.arg(i);
     if (i + 1 >= ctx.argc()) {
@@ -106,6 +113,8 @@ void Scan(CommandContext& ctx) {
       use_pattern = !(value.size() == 1 && value[0] == '*');
     } else if (EqualsIgnoreCase(option, "type")) {
       keep_keys = EqualsIgnoreCase(value, "string");
+      keep_lists = EqualsIgnoreCase(value, "list");
+      keep_sets = EqualsIgnoreCase(value, "set");
     } else {
       ctx.Error(kErrSyntax);
       return;
@@ -137,6 +146,14 @@ void Scan(CommandContext& ctx) {
   if (step != nullptr && !step->status().ok()) {
     ctx.Error("ERR " + step->status().message());
     return;
+  }
+  CollectionKeyspace& collections = ctx.server.collections();
+  if (next == 0 && (keep_lists || keep_sets) && collections.active()) {
+    for (auto& [key, type] : collections.Keys()) {
+      if (!(type == CollectionType::kList ? keep_lists : keep_sets)) continue;
+      if (use_pattern && !GlobMatch(pattern, key, /*nocase=*/false)) continue;
+      keys.push_back(std::move(key));
+    }
   }
   char digits[24];
   const auto printed = std::to_chars(digits, digits + sizeof(digits), next);

@@ -286,9 +286,11 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
   if (on("keyspace")) {
     section("Keyspace");
     // Redis counts keys not yet reclaimed after expiring too (keys=, expires=).
+    // keys= counts the lists and sets too (collections.h); they have no TTL.
     const KeyspaceStats ks = srv.Keyspace();
-    if (ks.keys > 0) {
-      line("db0", "keys=" + std::to_string(ks.keys) + ",expires=" + std::to_string(ks.volatile_keys) +
+    const uint64_t keys = ks.keys + srv.collections().size();
+    if (keys > 0) {
+      line("db0", "keys=" + std::to_string(keys) + ",expires=" + std::to_string(ks.volatile_keys) +
                       ",avg_ttl=" + std::to_string(ks.avg_ttl_ms));
     }
   }
@@ -401,7 +403,10 @@ void Info(CommandContext& ctx) {
   ctx.out.Verbatim(BuildInfo(ctx, want));
 }
 
-void DbSize(CommandContext& ctx) { ctx.out.Integer(static_cast<int64_t>(ctx.server.store()->Size())); }
+// The store's keys plus the lists and sets (collections.h).
+void DbSize(CommandContext& ctx) {
+  ctx.out.Integer(static_cast<int64_t>(ctx.server.store()->Size() + ctx.server.collections().size()));
+}
 
 void FlushAll(CommandContext& ctx) {
   if (ctx.argc() > 2 || (ctx.argc() == 2 && !EqualsIgnoreCase(ctx.arg(1), "async") &&
@@ -410,6 +415,7 @@ void FlushAll(CommandContext& ctx) {
     return;
   }
   ctx.server.store()->Clear();
+  ctx.server.collections().Clear();
   if (Durable* durable = ctx.server.persistence().durable()) {
     PersistenceInfo p = durable->Persistence();
     if (p.aof_enabled && !p.aof_last_write_ok) {

@@ -7,6 +7,10 @@
 // the value the command would store on an absent key (so INCR on a new key
 // is one round); a CAS that finds the key, or loses a race, is re-issued
 // from the value it returned.
+//
+// A key holding a list or set (cmd_types.h): reads and read-modify-writes
+// answer WRONGTYPE, MGET answers nil for it (the store does not hold it),
+// MSET replaces it, SETNX counts it as existing, DEL/EXISTS count it.
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -17,6 +21,7 @@
 
 #include "server/cmd_common.h"
 #include "server/cmd_rmw.h"
+#include "server/cmd_types.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/io_thread.h"
@@ -74,7 +79,10 @@ class IntText {
 }  // namespace
 
 // --- GET key
-void Get(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+void Get(CommandContext& ctx) {
+  if (WrongType(ctx, ctx.arg(1))) return;
+  ctx.OpGet(ctx.arg(1));
+}
 bool GetFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
   CountKeyspaceHit(ctx, res);
@@ -87,7 +95,10 @@ bool GetFinish(CommandContext& ctx, ResultSpan r) {
 // SET (with its expiry options), SETEX, PSETEX, GETEX: cmd_expire.cc.
 
 // --- SETNX key value
-void SetNx(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }
+void SetNx(CommandContext& ctx) {
+  if (HoldsCollection(ctx, ctx.arg(1))) return ctx.out.Integer(0);
+  CasAbsent(ctx, ctx.arg(1), ctx.arg(2));
+}
 bool SetNxFinish(CommandContext& ctx, ResultSpan r) {
   if (!r[0].succeeded()) ctx.StoreError(r[0]);
   else ctx.out.Integer(CasStored(ctx.cmd, r[0]) ? 1 : 0);
@@ -95,7 +106,10 @@ bool SetNxFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- GETSET key value: PUT returns the previous value.
-void GetSet(CommandContext& ctx) { ctx.OpPut(ctx.arg(1), ctx.arg(2)); }
+void GetSet(CommandContext& ctx) {
+  if (WrongType(ctx, ctx.arg(1))) return;
+  ctx.OpPut(ctx.arg(1), ctx.arg(2));
+}
 bool GetSetFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
   if (res.found()) ctx.out.Bulk(res.value);
@@ -105,7 +119,10 @@ bool GetSetFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- GETDEL key: DELETE returns the previous value.
-void GetDel(CommandContext& ctx) { ctx.OpDelete(ctx.arg(1)); }
+void GetDel(CommandContext& ctx) {
+  if (WrongType(ctx, ctx.arg(1))) return;
+  ctx.OpDelete(ctx.arg(1));
+}
 bool GetDelFinish(CommandContext& ctx, ResultSpan r) { return GetSetFinish(ctx, r); }
 
 // --- MGET key [key ...]
@@ -134,7 +151,10 @@ void MSet(CommandContext& ctx) {
     ctx.Error("ERR wrong number of arguments for 'mset' command");
     return;
   }
-  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) ctx.OpPut(ctx.arg(i), ctx.arg(i + 1));
+  for (size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    DropCollection(ctx, ctx.arg(i));
+    ctx.OpPut(ctx.arg(i), ctx.arg(i + 1));
+  }
 }
 bool MSetFinish(CommandContext& ctx, ResultSpan r) {
   for (OpResultView x : r) {
@@ -148,11 +168,19 @@ bool MSetFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- DEL / UNLINK key [key ...]
+// cmd.i64: the lists and sets removed (EXISTS: found), counted in start().
+// Their keys still get a store DELETE: a key the store holds too (a race,
+// collections.h) goes from both places.
 void Del(CommandContext& ctx) {
-  for (size_t i = 1; i < ctx.argc(); ++i) ctx.OpDelete(ctx.arg(i));
+  CollectionKeyspace& coll = ctx.server.collections();
+  const bool active = coll.active();
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    if (active) ctx.cmd.i64 += coll.Erase(ctx.arg(i));
+    ctx.OpDelete(ctx.arg(i));
+  }
 }
 bool DelFinish(CommandContext& ctx, ResultSpan r) {
-  int64_t n = 0;
+  int64_t n = ctx.cmd.i64;
   for (OpResultView x : r) {
     if (!x.succeeded()) {
       ctx.StoreError(x);
@@ -165,11 +193,23 @@ bool DelFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- EXISTS key [key ...]: counts repeated keys repeatedly, as Redis does.
-void Exists(CommandContext& ctx) { MGet(ctx); }
+// A key in both places (a race) counts once.
+void Exists(CommandContext& ctx) {
+  CollectionKeyspace& coll = ctx.server.collections();
+  if (!coll.active()) return MGet(ctx);
+  for (size_t i = 1; i < ctx.argc(); ++i) {
+    if (coll.Contains(ctx.arg(i))) ++ctx.cmd.i64;
+    else ctx.OpGet(ctx.arg(i));
+  }
+  if (ctx.cmd.op_count == 0) ctx.out.Integer(ctx.cmd.i64);  // only collections: answered here
+}
 bool ExistsFinish(CommandContext& ctx, ResultSpan r) { return DelFinish(ctx, r); }
 
 // --- STRLEN key
-void StrLen(CommandContext& ctx) { ctx.OpGet(ctx.arg(1)); }
+void StrLen(CommandContext& ctx) {
+  if (WrongType(ctx, ctx.arg(1))) return;
+  ctx.OpGet(ctx.arg(1));
+}
 bool StrLenFinish(CommandContext& ctx, ResultSpan r) {
   if (!r[0].succeeded()) ctx.StoreError(r[0]);
   else ctx.out.Integer(static_cast<int64_t>(r[0].value.size()));
@@ -177,7 +217,10 @@ bool StrLenFinish(CommandContext& ctx, ResultSpan r) {
 }
 
 // --- APPEND key value
-void Append(CommandContext& ctx) { CasAbsent(ctx, ctx.arg(1), ctx.arg(2)); }
+void Append(CommandContext& ctx) {
+  if (WrongType(ctx, ctx.arg(1))) return;
+  CasAbsent(ctx, ctx.arg(1), ctx.arg(2));
+}
 bool AppendFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
   std::string_view key = ctx.arg(1), suffix = ctx.arg(2);
@@ -224,6 +267,7 @@ void IncrBy(CommandContext& ctx) {
       delta = -delta;
     }
   }
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.cmd.i64 = delta;
   CasAbsent(ctx, ctx.arg(1), IntText(delta));
 }
@@ -270,6 +314,7 @@ void IncrByFloat(CommandContext& ctx) {
     ctx.Error(kErrNotFloat);
     return;
   }
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.cmd.ld = incr;
   if (std::isinf(incr)) ReadFirst(ctx, ctx.arg(1));
   else CasAbsent(ctx, ctx.arg(1), FormatLongDouble(incr));

@@ -19,6 +19,7 @@
 
 #include "server/cmd_common.h"
 #include "server/cmd_rmw.h"
+#include "server/cmd_types.h"
 #include "server/command_table.h"
 #include "server/connection.h"
 #include "server/io_thread.h"
@@ -54,6 +55,7 @@ void SetRange(CommandContext& ctx) {
     ctx.Error("ERR offset is out of range");
     return;
   }
+  if (WrongType(ctx, ctx.arg(1))) return;  // before the length checks, as Redis
   ctx.cmd.i64 = offset;
   std::string_view key = ctx.arg(1), value = ctx.arg(3);
   if (value.empty()) {
@@ -113,6 +115,7 @@ void GetRange(CommandContext& ctx) {
     ctx.Error(kErrNotInteger);
     return;
   }
+  if (WrongType(ctx, ctx.arg(1))) return;
   ctx.OpGet(ctx.arg(1));
 }
 

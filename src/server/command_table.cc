@@ -89,7 +89,7 @@ std::vector<CommandSpec> Build() {
        "@read @bitmap @slow", "", BitPos, BitPosFinish},
 
       // keyspace (cmd_keyspace.cc)
-      {"type", 2, R | F, 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key (always string).",
+      {"type", 2, R | F, 1, 1, 1, "generic", "1.0.0", "Determines the type of value stored at a key (string, list or set in kvcg).",
        "O(1)", "@keyspace @read @fast", "", Type, TypeFinish},
       {"touch", -2, R | F, 1, -1, 1, "generic", "3.2.1",
        "Returns the number of existing keys out of those specified (kvcg keeps no access times).",
@@ -137,6 +137,43 @@ std::vector<CommandSpec> Build() {
       {"randomkey", 1, R | B, 0, 0, 0, "generic", "1.0.0", "Returns a random key name from the database.",
        "O(N) in kvcg (a scan of a point-in-time image); O(1) in Redis", "@keyspace @read @slow", "", RandomKey,
        nullptr},
+
+      // Lists and sets (cmd_collections.cc): host memory beside the store, not
+      // persisted. The writes are kCmdRmw: one that first asks the store whether
+      // the key holds a string holds back the connection's later commands on it.
+      {"lpush", -3, W | F | RMW, 1, 1, 1, "list", "1.0.0",
+       "Prepends one or more elements to a list. Creates the key if it doesn't exist (kvcg: in memory only, not saved).",
+       "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+       "@write @list @fast", "", LPush, LPushFinish},
+      {"rpush", -3, W | F | RMW, 1, 1, 1, "list", "1.0.0",
+       "Appends one or more elements to a list. Creates the key if it doesn't exist (kvcg: in memory only, not saved).",
+       "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+       "@write @list @fast", "", LPush, LPushFinish},
+      {"lpop", -2, W | F | RMW, 1, 1, 1, "list", "1.0.0",
+       "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.",
+       "O(N) where N is the number of elements returned", "@write @list @fast", "", LPop, LPopFinish},
+      {"rpop", -2, W | F | RMW, 1, 1, 1, "list", "1.0.0",
+       "Returns and removes the last elements of a list. Deletes the list if the last element was popped.",
+       "O(N) where N is the number of elements returned", "@write @list @fast", "", LPop, LPopFinish},
+      {"llen", 2, R | F, 1, 1, 1, "list", "1.0.0", "Returns the length of a list.", "O(1)",
+       "@read @list @fast", "", LLen, LLenFinish},
+      {"lrange", 4, R, 1, 1, 1, "list", "1.0.0", "Returns a range of elements from a list.",
+       "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for "
+       "large lists; and N is the number of elements in the specified range.",
+       "@read @list @slow", "", LRange, LRangeFinish},
+      {"sadd", -3, W | F | RMW, 1, 1, 1, "set", "1.0.0",
+       "Adds one or more members to a set. Creates the key if it doesn't exist (kvcg: in memory only, not saved).",
+       "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+       "@write @set @fast", "", SAdd, SAddFinish},
+      {"srem", -3, W | F | RMW, 1, 1, 1, "set", "1.0.0",
+       "Removes one or more members from a set. Deletes the set if the last member was removed.",
+       "O(N) where N is the number of members to be removed.", "@write @set @fast", "", SRem, SRemFinish},
+      {"scard", 2, R | F, 1, 1, 1, "set", "1.0.0", "Returns the number of members in a set.", "O(1)",
+       "@read @set @fast", "", SCard, SCardFinish},
+      {"smembers", 2, R, 1, 1, 1, "set", "1.0.0", "Returns all members of a set.",
+       "O(N) where N is the set cardinality.", "@read @set @slow", "", SMembers, SMembersFinish},
+      {"sismember", 3, R | F, 1, 1, 1, "set", "1.0.0", "Determines whether a member belongs to a set.", "O(1)",
+       "@read @set @fast", "", SIsMember, SIsMemberFinish},
 
       // Keyspace iteration (cmd_scan.cc): a barrier that calls Store::Scan itself.
       {"scan", -2, R | B, 0, 0, 0, "generic", "2.8.0", "Iterates over the key names in the database.",

@@ -176,6 +176,25 @@ void Ttl(CommandContext&);  // TTL, PTTL, EXPIRETIME, PEXPIRETIME
 bool TtlFinish(CommandContext&, ResultSpan);
 void Persist(CommandContext&);
 bool PersistFinish(CommandContext&, ResultSpan);
+// lists and sets (cmd_collections.cc): LPUSH/RPUSH and LPOP/RPOP share a handler
+void LPush(CommandContext&);
+bool LPushFinish(CommandContext&, ResultSpan);
+void LPop(CommandContext&);
+bool LPopFinish(CommandContext&, ResultSpan);
+void LLen(CommandContext&);
+bool LLenFinish(CommandContext&, ResultSpan);
+void LRange(CommandContext&);
+bool LRangeFinish(CommandContext&, ResultSpan);
+void SAdd(CommandContext&);
+bool SAddFinish(CommandContext&, ResultSpan);
+void SRem(CommandContext&);
+bool SRemFinish(CommandContext&, ResultSpan);
+void SCard(CommandContext&);
+bool SCardFinish(CommandContext&, ResultSpan);
+void SMembers(CommandContext&);
+bool SMembersFinish(CommandContext&, ResultSpan);
+void SIsMember(CommandContext&);
+bool SIsMemberFinish(CommandContext&, ResultSpan);
 // keyspace iteration (cmd_scan.cc)
 void Scan(CommandContext&);
 }  // namespace cmd

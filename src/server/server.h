@@ -24,6 +24,7 @@
 #include "kvcg/status.h"
 #include "kvcg/store.h"
 #include "server/client_registry.h"
+#include "server/collections.h"
 #include "server/persistence_control.h"
 #include "server/server_config.h"
 #include "server/stats.h"
@@ -57,6 +58,8 @@ class Server {
 
   Store* store() const { return store_.get(); }
   PersistenceControl& persistence() { return persistence_; }
+  // Lists and sets (collections.h): host memory, beside the store's strings.
+  CollectionKeyspace& collections() { return collections_; }
   const StoreInfo& store_info() const { return store_info_; }
   // The store's clock (Config::clock), which every expire-at is read against.
   uint64_t NowMs() const { return clock_(); }
@@ -98,6 +101,7 @@ class Server {
   StoreInfo store_info_;
   ClockFunction clock_ = &SystemClockMs;
   PersistenceControl persistence_;
+  CollectionKeyspace collections_;
   bool serving_ = false;  // Start succeeded: Stop saves as asked
   std::vector<std::unique_ptr<IoThread>> loops_;
   std::vector<int> listen_fds_;
