@@ -106,8 +106,8 @@ class KvcgEngine final : public Engine {
   // SetMemoryLimit forwards and switches the hot cache to write-through while
   // a limit is set, so that the canonical store's eviction sees every key;
   // the housekeeper then reconciles the cache with the canonical store once
-  // a switch period (ReconcileCacheMode). MemoryBytes counts the hot
-  // cache's copies while a limit is set.
+  // a switch period (ReconcileCacheMode) while the policy evicts, and
+  // MemoryBytes then counts the hot cache's copies.
   KeyspaceStats Keyspace() const override;
   uint64_t ReclaimExpired() override;
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;

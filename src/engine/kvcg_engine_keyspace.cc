@@ -14,7 +14,10 @@
 // sends every state-changing hot op to the canonical store (and lets it
 // refuse one under noeviction before it is acknowledged).
 //
-// Cache mode: reconcile. Under a limit the canonical store evicts by the
+// Cache mode: reconcile. Under a limit with an evicting policy (noeviction
+// evicts nothing, and there the limit bounds the canonical store's data,
+// so a write is refused by what is stored, not by what the cache holds
+// at the moment) the canonical store evicts by the
 // accesses it sees, but a hot key's reads are answered by the cache and
 // never reach it, and a key it evicts would go on being served by the
 // cache. So once a reconcile period (the router's switch period; 1 s when
@@ -74,8 +77,9 @@ Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy poli
   {
     std::lock_guard limit_lock(limit_mu_);
     // The cache's copies are charged from the start (as of the last
-    // reconcile; none before the first).
-    const uint64_t hot = max_memory_bytes != 0 ? hot_bytes_.load() : 0;
+    // reconcile; none before the first) while the policy evicts.
+    const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+    const uint64_t hot = evicting ? hot_bytes_.load() : 0;
     const uint64_t canonical_limit =
         max_memory_bytes == 0 ? 0 : std::max(max_memory_bytes - std::min(hot, max_memory_bytes / 2), uint64_t{1});
     s = Replay(&replayed, &error) ? canonical_->SetMemoryLimit(canonical_limit, policy)
@@ -84,14 +88,14 @@ Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy poli
       limit_bytes_ = max_memory_bytes;
       limit_policy_ = policy;
       canonical_limit_ = canonical_limit;
-      if (max_memory_bytes == 0) hot_bytes_.store(0);
+      if (!evicting) hot_bytes_.store(0);
     }
   }
   if (s.ok()) cache_.SetWriteThrough(max_memory_bytes != 0 || config_.max_keys != 0);
   Unblock();
   if (s.ok()) {
     std::lock_guard lock(periodic_mu_);
-    cache_mode_ = max_memory_bytes != 0;
+    cache_mode_ = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
     StartHousekeeperLocked();
   }
   periodic_cv_.notify_all();
@@ -111,7 +115,8 @@ void KvcgEngine::ReconcileCacheMode() {
     hot -= std::min(hot, cache_.DropKeys(absent));
   }
   std::lock_guard limit_lock(limit_mu_);
-  if (limit_bytes_ == 0) return;  // the limit went away meanwhile
+  // The limit went away (or stopped evicting) meanwhile.
+  if (limit_bytes_ == 0 || limit_policy_ == EvictionPolicy::kNoEviction) return;
   hot_bytes_.store(hot, std::memory_order_relaxed);
   const uint64_t want = limit_bytes_ - std::min(hot, limit_bytes_ / 2);
   const uint64_t moved = want > canonical_limit_ ? want - canonical_limit_ : canonical_limit_ - want;
