@@ -552,6 +552,10 @@ void KvcgEngine::Clear() {
     cache_.Clear();
     canonical_->Clear();
   }
+  // The cache holds nothing to charge now; the next reconcile gives the
+  // canonical store its whole limit back (one that was collecting during
+  // the Clear may store its count first: off for one period at most).
+  hot_bytes_.store(0, std::memory_order_relaxed);
   Unblock();
 }
 

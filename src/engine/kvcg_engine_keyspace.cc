@@ -137,7 +137,7 @@ Status KvcgEngine::ApplyActiveExpiryHz(uint32_t hz) {
 }
 
 void KvcgEngine::StartHousekeeperLocked() {
-  if ((expiry_hz_ != 0 || cache_mode_) && !housekeeper_.joinable()) {
+  if ((expiry_hz_ != 0 || cache_mode_) && !stopping_ && !housekeeper_.joinable()) {
     housekeeper_ = std::thread([this] { Housekeeper(); });
   }
 }

@@ -82,10 +82,15 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
     if (mode == kAccessLfu) lfu_decay_at_ms_ = store_->config().clock();
   }
   const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+  // Eviction turning on, or a new policy, starts with the least slack; a
+  // new limit under the same policy keeps what the load taught (the engine
+  // re-sets the limit as its hot cache grows and shrinks).
+  if ((evict_max_ == 0) != !evicting || policy != evict_policy_) {
+    evict_slack_div_ = kMaxSlackDiv;
+    evict_last_pass_end_ns_ = NowNs();
+  }
   evict_policy_ = policy;
   evict_max_ = evicting ? max_memory_bytes : 0;
-  evict_slack_div_ = kMaxSlackDiv;  // a new limit starts with the least slack
-  evict_last_pass_end_ns_ = NowNs();
   evict_no_candidates_ = false;
   mem_bound_ = store_->MemoryBytes();
   return Status::Ok();
