@@ -85,6 +85,11 @@ const char* ModeReplacement(const std::string& text);
 bool ParseRouterModel(const std::string& text, RouterModel* out);
 bool ParseEvictionPolicy(const std::string& text, EvictionPolicy* out);
 const char* EvictionPolicyName(EvictionPolicy policy);
+// Whether a store under this limit and policy evicts (cache mode): a limit
+// is set and the policy is not noeviction.
+constexpr bool Evicts(uint64_t max_memory_bytes, EvictionPolicy policy) {
+  return max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+}
 // "always" / "everysec" / "no" (Redis's appendfsync values).
 enum class FsyncPolicy : uint8_t;
 bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out);

@@ -89,7 +89,7 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
   limit_policy_ = config.eviction;
   std::lock_guard lock(periodic_mu_);
   expiry_hz_ = config.active_expiry_hz;
-  cache_mode_ = config.max_memory_bytes != 0 && config.eviction != EvictionPolicy::kNoEviction;
+  cache_mode_ = Evicts(config.max_memory_bytes, config.eviction);
   StartHousekeeperLocked();
 }
 

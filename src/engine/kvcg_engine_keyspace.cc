@@ -44,6 +44,16 @@
 
 namespace kvcg::engine {
 
+namespace {
+
+// What the canonical store is given under `limit` while the hot cache holds
+// `hot_bytes` of copies: the rest, but never less than half the limit.
+uint64_t CanonicalLimit(uint64_t limit, uint64_t hot_bytes) {
+  return limit - std::min(hot_bytes, limit / 2);
+}
+
+}  // namespace
+
 KeyspaceStats KvcgEngine::Keyspace() const {
   // Inside a completion the flush is refused (it could wait on this very
   // thread); the counts then leave out the unreplayed hot updates.
@@ -78,10 +88,9 @@ Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy poli
     std::lock_guard limit_lock(limit_mu_);
     // The cache's copies are charged from the start (as of the last
     // reconcile; none before the first) while the policy evicts.
-    const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+    const bool evicting = Evicts(max_memory_bytes, policy);
     const uint64_t hot = evicting ? hot_bytes_.load() : 0;
-    const uint64_t canonical_limit =
-        max_memory_bytes == 0 ? 0 : std::max(max_memory_bytes - std::min(hot, max_memory_bytes / 2), uint64_t{1});
+    const uint64_t canonical_limit = CanonicalLimit(max_memory_bytes, hot);
     s = Replay(&replayed, &error) ? canonical_->SetMemoryLimit(canonical_limit, policy)
                                   : Status(Code::kUnavailable, "write-back failed: " + error);
     if (s.ok()) {
@@ -95,7 +104,7 @@ Status KvcgEngine::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy poli
   Unblock();
   if (s.ok()) {
     std::lock_guard lock(periodic_mu_);
-    cache_mode_ = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+    cache_mode_ = Evicts(max_memory_bytes, policy);
     StartHousekeeperLocked();
   }
   periodic_cv_.notify_all();
@@ -116,9 +125,9 @@ void KvcgEngine::ReconcileCacheMode() {
   }
   std::lock_guard limit_lock(limit_mu_);
   // The limit went away (or stopped evicting) meanwhile.
-  if (limit_bytes_ == 0 || limit_policy_ == EvictionPolicy::kNoEviction) return;
+  if (!Evicts(limit_bytes_, limit_policy_)) return;
   hot_bytes_.store(hot, std::memory_order_relaxed);
-  const uint64_t want = limit_bytes_ - std::min(hot, limit_bytes_ / 2);
+  const uint64_t want = CanonicalLimit(limit_bytes_, hot);
   const uint64_t moved = want > canonical_limit_ ? want - canonical_limit_ : canonical_limit_ - want;
   if (moved * 64 <= limit_bytes_) return;
   if (canonical_->SetMemoryLimit(want, limit_policy_).ok()) canonical_limit_ = want;

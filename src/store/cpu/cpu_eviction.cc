@@ -178,7 +178,7 @@ Status CpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy
       shards_[s].pool.size = 0;
     }
   }
-  if (max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction) EnsureRoom(0, config_.clock());
+  if (Evicts(max_memory_bytes, policy)) EnsureRoom(0, config_.clock());
   return Status::Ok();
 }
 

@@ -81,7 +81,7 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
     store_->SetAccessMode(mode);
     if (mode == kAccessLfu) lfu_decay_at_ms_ = store_->config().clock();
   }
-  const bool evicting = max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
+  const bool evicting = Evicts(max_memory_bytes, policy);
   // Eviction turning on, or a new policy, starts with the least slack; a
   // new limit under the same policy keeps what the load taught (the engine
   // re-sets the limit as its hot cache grows and shrinks).
@@ -99,6 +99,7 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
 void Pipeline::HandleSetting(Request* r) {
   SettingMarker* m = r->setting;
   delete r;
+  Status s;
   if (m->expiry_rate) {
     // The sweep runs between ARBs on this thread; nothing to drain. Turning
     // it on starts the first period now, not in the past.
@@ -106,18 +107,15 @@ void Pipeline::HandleSetting(Request* r) {
       if (sweep_period_ns_ == 0) last_sweep_ns_ = NowNs();
       sweep_period_ns_ = m->expiry_hz == 0 ? 0 : 1000000000ull / m->expiry_hz;
     }
-    std::lock_guard<std::mutex> lock(m->mu);
-    m->done = true;
-    m->cv.notify_all();
-    return;
-  }
-  while (!inflight_.empty()) CompleteFront();
-  Status s = sticky_ != cudaSuccess ? Status::Internal("the GPU failed earlier")
-                                    : ApplyLimit(m->max_memory_bytes, m->policy);
-  // A lower limit evicts down to it at once (Store::SetMemoryLimit).
-  if (s.ok() && evict_max_ != 0 && mem_bound_ > evict_max_) {
-    EvictDown(mem_bound_ - evict_max_);
-    mem_bound_ = store_->MemoryBytes();
+  } else {
+    while (!inflight_.empty()) CompleteFront();
+    s = sticky_ != cudaSuccess ? Status::Internal("the GPU failed earlier")
+                               : ApplyLimit(m->max_memory_bytes, m->policy);
+    // A lower limit evicts down to it at once (Store::SetMemoryLimit).
+    if (s.ok() && evict_max_ != 0 && mem_bound_ > evict_max_) {
+      EvictDown(mem_bound_ - evict_max_);
+      mem_bound_ = store_->MemoryBytes();
+    }
   }
   std::lock_guard<std::mutex> lock(m->mu);
   m->status = s;
