@@ -150,26 +150,10 @@ Status CpuStore::KeyAccess(std::string_view key, KeyAccessInfo* info) const {
   return Status::Ok();
 }
 
-void CpuStore::EnableAccounting() {
-  if (limited_.load(std::memory_order_relaxed)) return;
-  // Every shard's write lock at once (in index order; nothing else holds two
-  // shard locks), so the sums are exact and no write is half counted.
-  for (uint32_t s = 0; s < shard_count_; ++s) shards_[s].lock.lock();
-  int64_t keys = 0, bytes = 0;
-  for (uint32_t s = 0; s < shard_count_; ++s) {
-    keys += static_cast<int64_t>(shards_[s].table.size());
-    bytes += static_cast<int64_t>(shards_[s].bytes);
-  }
-  reserved_keys_.store(keys, std::memory_order_relaxed);
-  reserved_bytes_.store(bytes, std::memory_order_relaxed);
-  limited_.store(true, std::memory_order_relaxed);
-  for (uint32_t s = shard_count_; s-- > 0;) shards_[s].lock.unlock();
-}
-
 Status CpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
   std::lock_guard guard(limit_mu_);
+  ChangeLimit(max_memory_bytes);
   if (max_memory_bytes != 0) EnableAccounting();
-  max_memory_bytes_.store(max_memory_bytes, std::memory_order_relaxed);
   const EvictionPolicy before = policy_.exchange(policy, std::memory_order_relaxed);
   if (before != policy) {
     // Pooled scores are of the old kind (idle time, counter, expire-at).
@@ -183,16 +167,21 @@ Status CpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy
 }
 
 bool CpuStore::EnsureRoom(uint64_t need, uint64_t now) {
+  bool drained = false;
   for (;;) {
     const uint64_t max = max_memory_bytes_.load(std::memory_order_relaxed);
     const EvictionPolicy policy = policy_.load(std::memory_order_relaxed);
     if (max == 0) return true;  // the limit was lifted meanwhile
     if (policy == EvictionPolicy::kNoEviction || need > max) return false;
-    if (reserved_bytes_.load(std::memory_order_relaxed) + static_cast<int64_t>(need) <= static_cast<int64_t>(max)) {
-      return true;
+    if (pool_.load(std::memory_order_relaxed) >= static_cast<int64_t>(need)) return true;
+    if (!drained) {  // other shards' credits first: room nobody is using
+      DrainCredits();
+      drained = true;
+      continue;
     }
     // One eviction from the first shard, from a random one on, that has a
-    // candidate; a whole pass without one means there is none.
+    // candidate; a whole pass without one means there is none. The bytes it
+    // frees go to the pool, where the caller borrows them.
     const uint32_t start = static_cast<uint32_t>(ThreadRandom() >> 32) & shard_mask_;
     bool evicted = false;
     for (uint32_t n = 0; n < shard_count_ && !evicted; ++n) {
@@ -200,6 +189,7 @@ bool CpuStore::EnsureRoom(uint64_t need, uint64_t now) {
       if (IsVolatile(policy) && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
       std::unique_lock lock(shard.lock);
       evicted = EvictFromShard(shard, policy, now, {}, ThreadRandom());
+      if (evicted) ReturnCredit(shard);
     }
     if (!evicted) return false;
   }
@@ -214,8 +204,8 @@ bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now,
   }
   auto remove = [&](int64_t index) {
     const bool expired = IsExpired(table.at(index).expire_at, now);  // reclaimed, not evicted
-    RemoveAt(shard, index, expired);
-    if (!expired) evicted_keys_.fetch_add(1, std::memory_order_relaxed);
+    RemoveAt(shard, index, expired, /*settle=*/false);  // the room is for this shard's writer
+    if (!expired) Bump(shard.evicted_keys);
     return true;
   };
   const size_t slots = table.slot_count();

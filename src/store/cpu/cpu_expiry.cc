@@ -146,8 +146,10 @@ KeyspaceStats CpuStore::Keyspace() const {
     stats.volatile_keys += shards_[s].volatile_keys.load(std::memory_order_relaxed);
   }
   stats.avg_ttl_ms = stats.volatile_keys == 0 ? 0 : avg_ttl_ms_.load(std::memory_order_relaxed);
-  stats.expired_keys = expired_keys_.load(std::memory_order_relaxed);
-  stats.evicted_keys = evicted_keys_.load(std::memory_order_relaxed);
+  for (uint32_t s = 0; s < shard_count_; ++s) {
+    stats.expired_keys += shards_[s].expired_keys.load(std::memory_order_relaxed);
+    stats.evicted_keys += shards_[s].evicted_keys.load(std::memory_order_relaxed);
+  }
   return stats;
 }
 

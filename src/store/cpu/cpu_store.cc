@@ -34,7 +34,7 @@ CpuStore::CpuStore(const Config& config)
       shard_count_(ShardCountFor(config)),
       shard_mask_(shard_count_ - 1),
       shard_shift_(64 - std::countr_zero(shard_count_)),
-      limited_(config.max_keys != 0 || config.max_memory_bytes != 0),
+      limited_(false),
       max_memory_bytes_(config.max_memory_bytes),
       policy_(config.eviction),
       snapshots_(shards_.get(), shard_count_) {
@@ -45,6 +45,7 @@ CpuStore::CpuStore(const Config& config)
   if (config.max_memory_bytes != 0) expected = std::min<uint64_t>(expected, config.max_memory_bytes / (kEntryOverhead + 16));
   const size_t per_shard = expected / shard_count_ + 1;
   for (uint32_t i = 0; i < shard_count_; ++i) shards_[i].table.Reset(per_shard);
+  if (config.max_keys != 0 || config.max_memory_bytes != 0) EnableAccounting();
   expiry_hz_ = config.active_expiry_hz;
   if (expiry_hz_ > 0) sweeper_ = std::thread([this] { ActiveExpiryLoop(); });
 }
@@ -182,7 +183,7 @@ uint64_t CpuStore::Store(const Target& t, int64_t index, std::string_view value,
       return 0;
     }
     const uint64_t charge = Charge(t.key, value);
-    const Reservation r = Reserve(1, static_cast<int64_t>(charge));
+    const Reservation r = Reserve(shard, 1, static_cast<int64_t>(charge));
     if (r != Reservation::kReserved) {
       if (r == Reservation::kBytesFull && Evicting()) return charge;
       out.Code(Code::kCapacityExhausted);
@@ -204,14 +205,14 @@ uint64_t CpuStore::Store(const Target& t, int64_t index, std::string_view value,
   }
   const int64_t delta = static_cast<int64_t>(value.size()) - static_cast<int64_t>(entry.value.size());
   if (delta > 0) {
-    const Reservation r = Reserve(0, delta);
+    const Reservation r = Reserve(shard, 0, delta);
     if (r != Reservation::kReserved) {
       if (r == Reservation::kBytesFull && Evicting()) return static_cast<uint64_t>(delta);
       out.Code(Code::kCapacityExhausted);
       return 0;
     }
   }
-  if (delta < 0) Reserve(0, delta);  // releasing never fails
+  if (delta < 0) Release(shard, 0, -delta);
   snapshots_.BeforeWrite(shard);  // reads the table only: `entry` stays valid
   shard.bytes += delta;
   out.Found(entry);  // the previous value, copied into the results' arena
@@ -249,43 +250,21 @@ void CpuStore::Expire(const Target& t, uint64_t expire_at, ExpireCondition condi
   SetExpireAt(t.shard, entry, expire_at);
 }
 
-void CpuStore::RemoveAt(Shard& shard, int64_t index, bool expired) {
+void CpuStore::RemoveAt(Shard& shard, int64_t index, bool expired, bool settle) {
   const ShardTable::Entry& entry = shard.table.at(index);
   const uint64_t charge = Charge(entry.key, entry.value);
   if (entry.expire_at != kNoExpiry) shard.volatile_keys.fetch_sub(1, std::memory_order_relaxed);
   snapshots_.BeforeWrite(shard);
   shard.table.Erase(index, nullptr);
   shard.bytes -= charge;
-  Reserve(-1, -static_cast<int64_t>(charge));
-  if (expired) expired_keys_.fetch_add(1, std::memory_order_relaxed);
+  Release(shard, 1, static_cast<int64_t>(charge), settle);
+  if (expired) Bump(shard.expired_keys);
 }
 
 void CpuStore::SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expire_at) {
   const bool was = entry.expire_at != kNoExpiry, is = expire_at != kNoExpiry;
   if (was != is) shard.volatile_keys.fetch_add(is ? 1 : uint64_t(-1), std::memory_order_relaxed);
   entry.expire_at = expire_at;
-}
-
-CpuStore::Reservation CpuStore::Reserve(int64_t keys, int64_t bytes) {
-  if (!limited_.load(std::memory_order_relaxed)) return Reservation::kReserved;
-  if (keys != 0) {
-    const int64_t before = reserved_keys_.fetch_add(keys, std::memory_order_relaxed);
-    if (keys > 0 && config_.max_keys != 0 &&
-        before + keys > static_cast<int64_t>(config_.max_keys)) {
-      reserved_keys_.fetch_sub(keys, std::memory_order_relaxed);
-      return Reservation::kKeysFull;
-    }
-  }
-  if (bytes != 0) {
-    const int64_t before = reserved_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    const uint64_t max = max_memory_bytes_.load(std::memory_order_relaxed);
-    if (bytes > 0 && max != 0 && before + bytes > static_cast<int64_t>(max)) {
-      reserved_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
-      if (keys != 0) reserved_keys_.fetch_sub(keys, std::memory_order_relaxed);
-      return Reservation::kBytesFull;
-    }
-  }
-  return Reservation::kReserved;
 }
 
 uint64_t CpuStore::Size() const {
@@ -311,7 +290,7 @@ void CpuStore::Clear() {
     Shard& shard = shards_[i];
     std::unique_lock lock(shard.lock);
     snapshots_.BeforeWrite(shard);
-    Reserve(-static_cast<int64_t>(shard.table.size()), -static_cast<int64_t>(shard.bytes));
+    Release(shard, static_cast<int64_t>(shard.table.size()), static_cast<int64_t>(shard.bytes));
     shard.table.Reset(16);
     shard.bytes = 0;
     shard.volatile_keys.store(0, std::memory_order_relaxed);

@@ -11,11 +11,12 @@
 // inside a batch and across one submitter's batches for free. Submit
 // therefore completes inline: the completion runs before Submit returns.
 //
-// Capacity. Config::max_keys and max_memory_bytes are enforced exactly with
-// global reservation counters (reserve, then roll back on overshoot), used
-// only once a limit is configured (at Open or by SetMemoryLimit, which then
-// sums the shards under all their locks); before that only per-shard
-// counters are touched, which keeps writes free of shared writes.
+// Capacity (cpu_budget.cc). Config::max_keys is enforced exactly with a
+// global counter; the memory limit with per-shard credits borrowed from a
+// global pool, so a write under the limit — and an insert that evicts in a
+// full cache — touches no shared cache line. Nothing is counted until a
+// limit is first configured (at Open or by SetMemoryLimit, which then sums
+// the shards under all their locks).
 //
 // Eviction (cpu_eviction.cc). Each entry has a 32-bit access word beside its
 // tag (ShardTable::access): the LRU clock, or under an LFU policy Redis's
@@ -122,8 +123,10 @@ class CpuStore final : public Store {
   // returns 0 — or, when the memory limit is in the way and the policy
   // evicts, changes nothing, fills nothing and returns the bytes it needs.
   uint64_t Store(const Target& t, int64_t index, std::string_view value, uint64_t expire_at, Out out);
-  // Removes entry `index` of `shard` (write lock held), releasing its charge.
-  void RemoveAt(Shard& shard, int64_t index, bool expired);
+  // Removes entry `index` of `shard` (write lock held), releasing its charge
+  // to the shard's credit (settled back to the pool unless `settle` is
+  // false: an eviction that makes room for the caller's own write).
+  void RemoveAt(Shard& shard, int64_t index, bool expired, bool settle = true);
 
   // --- Eviction (cpu_eviction.cc).
   // Marks an access to entry `index` (shard lock held, shared suffices).
@@ -133,6 +136,7 @@ class CpuStore final : public Store {
   // Evicts one key of `shard` (its write lock held) by the policy, never
   // `keep` (the key its caller is writing), sampling from slot `near`
   // (mod the table's size; any random number); false when none qualifies.
+  // The freed bytes stay in the shard's credit.
   bool EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep, uint64_t near);
   // Samples up to `want` candidates of `shard` (write lock held) into its
   // pool, walking at most `max_walk` slots from slot `near` (mod the
@@ -143,8 +147,26 @@ class CpuStore final : public Store {
   // false when the policy finds nothing (more) to evict. Takes shard locks
   // one at a time: the caller must hold none.
   bool EnsureRoom(uint64_t need, uint64_t now);
-  // Turns on the global counters (see Capacity above); idempotent.
+  // --- Capacity accounting (cpu_budget.cc).
+  // Turns on the counters (see Capacity above); idempotent.
   void EnableAccounting();
+  // Sets the limit (0 = none), moving the pool by the difference.
+  void ChangeLimit(uint64_t max_memory_bytes);
+  // Reserve room for `keys` more keys and `bytes` more bytes in `shard`
+  // (its write lock held); nothing is reserved unless kReserved.
+  enum class Reservation { kReserved, kKeysFull, kBytesFull };
+  Reservation Reserve(Shard& shard, int64_t keys, int64_t bytes);
+  // Gives back `keys` keys and `bytes` bytes (write lock held).
+  void Release(Shard& shard, int64_t keys, int64_t bytes, bool settle = true);
+  // Takes `bytes` from the shard's credit, borrowing from the pool; false
+  // when the pool is empty too (after draining every credit if the policy
+  // does not evict).
+  bool TakeCredit(Shard& shard, int64_t bytes);
+  // The largest credit a shard keeps after a release.
+  int64_t HoardMax() const;
+  // Moves a shard's credit (any lock or none) or every shard's to the pool.
+  void ReturnCredit(Shard& shard);
+  void DrainCredits();
   // Sets entry's expire-at, keeping the shard's volatile-key count.
   static void SetExpireAt(Shard& shard, ShardTable::Entry& entry, uint64_t expire_at);
 
@@ -156,10 +178,6 @@ class CpuStore final : public Store {
                       double* ttl_sum, uint64_t* ttl_n);
   void ActiveExpiryLoop();
 
-  // Reserve room for `keys` more keys and `bytes` more bytes; nothing is
-  // reserved unless kReserved. Called under the shard's write lock.
-  enum class Reservation { kReserved, kKeysFull, kBytesFull };
-  Reservation Reserve(int64_t keys, int64_t bytes);
   bool Evicting() const { return policy_.load(std::memory_order_relaxed) != EvictionPolicy::kNoEviction; }
 
   Shard& ShardFor(uint64_t hash) { return shards_[(hash >> shard_shift_) & shard_mask_]; }
@@ -172,16 +190,16 @@ class CpuStore final : public Store {
   // The counters below are kept only while limited_ (set under every shard
   // lock, never cleared).
   std::atomic<bool> limited_;
-  std::atomic<int64_t> reserved_keys_{0};
-  std::atomic<int64_t> reserved_bytes_{0};
-  std::atomic<uint64_t> max_memory_bytes_;
+  std::atomic<int64_t> reserved_keys_{0};  // only while config_.max_keys != 0
+  // Bytes of the (effective) limit neither charged nor held as a shard's
+  // credit; negative after the limit was lowered until eviction catches up.
+  alignas(64) std::atomic<int64_t> pool_{0};
+  alignas(64) std::atomic<uint64_t> max_memory_bytes_;  // read by every write: off pool_'s line
   std::atomic<EvictionPolicy> policy_;
-  std::atomic<uint64_t> evicted_keys_{0};
   std::mutex limit_mu_;  // serialises SetMemoryLimit
   static constexpr size_t kSamples = 5;  // Redis's maxmemory-samples default
   SnapshotRegistry snapshots_;  // over shards_
 
-  std::atomic<uint64_t> expired_keys_{0};
   std::atomic<uint64_t> avg_ttl_ms_{0};  // running estimate, like Redis's stat_avg_ttl
   std::atomic<uint64_t> clears_{0};  // Clear() calls: a sweep pass that spans one is not blended in
   // The active-expiry sweeper: started by the first non-zero rate (at Open
