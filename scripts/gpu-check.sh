@@ -23,7 +23,8 @@
 #          persistence, damage and SIGKILL crash tests; restart time of
 #          RESTART_KEYS (default 100 M) keys, GPU and CPU; server throughput
 #          with appendonly off/everysec/always next to redis-server
-# Environment: BUILD_DIR
+# Environment: BENCHES (the bench stage's subset, default "kernel e2e latency
+# expiry eviction"), BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
 # KEYS_LOG2 (kernel benchmark key count, default 27), JOBS, TEST_WALL (seconds
 # for the whole ctest run, default 420), COMMIT (printed with the device).
@@ -114,6 +115,7 @@ if [[ " $STAGES " == *" bench "* ]]; then
   mkdir -p "$JSON"
   # Every document records the commit it measured.
   export COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  want() { [[ " ${BENCHES:-kernel e2e latency expiry eviction} " == *" $1 "* ]]; }
   run_bench() {  # name, args...   (WALL: seconds before it is killed, default BENCH_WALL or 150)
     local name=$1; shift
     if timeout "${WALL:-${BENCH_WALL:-150}}" "$B" "$@" >"$JSON/$name.json" 2>>"$OUT/bench.log"; then
@@ -123,27 +125,27 @@ if [[ " $STAGES " == *" bench "* ]]; then
     fi
   }
   # (a) The L-Slab kernel alone on device-resident fixed8 batches.
-  run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
+  want kernel && run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
   # (b) The Store API end to end (NewBatch + AppendBulk + async Submit,
   # every result consumed on the submitting thread), fixed8 and general,
   # GPU and CPU backend in the same run, 2^24 keys, 14 submitter threads
   # (the host has 16 cores; the GPU store's pipeline thread takes one) with
   # 3 batches in flight each.
-  WALL=280 run_bench e2e e2e --keys-log2 24 --threads 14 --depth 3 --batch 65536 --seconds 3 --consume submitter
+  want e2e && WALL=280 run_bench e2e e2e --keys-log2 24 --threads 14 --depth 3 --batch 65536 --seconds 3 --consume submitter
   # The same with server-sized batches of 512 ops.
-  WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 14 --depth 3 --batch 512 --seconds 2 --consume submitter
+  want e2e && WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 14 --depth 3 --batch 512 --seconds 2 --consume submitter
   # (c) One 512-op 95/5 batch at a time, GPU and CPU, both layouts.
-  WALL=200 run_bench latency latency --keys-log2 22 --iterations 20000
+  want latency && WALL=200 run_bench latency latency --keys-log2 22 --iterations 20000
   # Active expiry: the sweep kernel over a general table of 2^KEYS_LOG2 keys,
   # half with a TTL (issue 13).
-  WALL=240 run_bench expiry expiry --keys-log2 "$KEYS_LOG2" --threads 14
+  want expiry && WALL=240 run_bench expiry expiry --keys-log2 "$KEYS_LOG2" --threads 14
   # Cache mode: hit ratio at 10% of the keys and throughput with / without
   # the limit, GPU and CPU backend on the same trace in the same run
   # (issue 13; a small trace, 200k keys and 1M requests: the quality replay
   # submits one op at a time).
   EV=$BUILD_DIR/bench/eviction/kvcg-bench-eviction
-  for be in gpu cpu; do
-    if ! timeout 240 "$EV" --backend $be --keys 200000 --requests 1000000 --fractions 0.1 --threads 8 --batch 512 --repeats 3 \
+  want eviction && for be in gpu cpu; do
+    if ! timeout 240 "$EV" --backend $be --keys 200000 --requests 1000000 --fractions 0.1 --threads 8 --batch 512 --repeats 5 \
         --commit "$COMMIT" --date "$(date +%F)" >"$JSON/eviction_$be.json" 2>>"$OUT/bench.log"; then
       echo "eviction_$be FAILED"; tail -5 "$OUT/bench.log"; note "eviction_$be" "FAILED"
     fi
@@ -185,11 +187,12 @@ for be in ("gpu", "cpu"):
         for h in v.get("hit_ratio", []):
             print(f"eviction {be}: cache {h['cache_fraction']}: exact LRU {h['exact-lru']:.4f}  " +
                   "  ".join(f"{p} {h[p]:.4f}" for p in ("allkeys-lru", "allkeys-lfu", "allkeys-random") if p in h))
-        t = v.get("throughput", {})
-        for p in ("allkeys-lru", "allkeys-lfu", "allkeys-random"):
-            if p in t:
-                print(f"eviction {be}: {p} {t[p]['requests_per_s'] / 1e6:.2f} M req/s, "
-                      f"{t[p]['ratio_to_no_limit']:.2f} of no limit ({t['no-limit']['requests_per_s'] / 1e6:.2f} M)")
+        for wl in ("throughput", "throughput_ycsb_a"):
+            t = v.get(wl, {})
+            for p in ("allkeys-lru", "allkeys-lfu", "allkeys-random"):
+                if p in t:
+                    print(f"eviction {be} {wl}: {p} {t[p]['requests_per_s'] / 1e6:.2f} M req/s, "
+                          f"{t[p]['ratio_to_no_limit']:.2f} of no limit ({t['no-limit']['requests_per_s'] / 1e6:.2f} M)")
 x = load("expiry")
 if x:
     print(f"expiry sweep, {x['keys']} keys (half volatile), {x['slabs']} slabs, HBM peak {x['hbm_peak_gbps']} GB/s")

@@ -193,6 +193,10 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (more) atomicExch(&totals->more, 1ull);
 }
 
+__global__ void SampleMemBytesKernel(DeviceCounters* counters, unsigned long long* out) {
+  *out = atomicAdd(&counters->mem_bytes, 0ull);  // a coherent read of a word others update
+}
+
 // Enough warps to fill the device several times over; grid-stride beyond.
 cudaError_t Blocks(const TableView& t, uint32_t* blocks) {
   int device = 0, sms = 0;
@@ -232,6 +236,11 @@ cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed*
   } else {
     EvictKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, p, list, capacity, totals);
   }
+  return cudaGetLastError();
+}
+
+cudaError_t SampleMemBytes(const TableView& table, void* out, cudaStream_t stream) {
+  SampleMemBytesKernel<<<1, 1, 0, stream>>>(table.counters, static_cast<unsigned long long*>(out));
   return cudaGetLastError();
 }
 

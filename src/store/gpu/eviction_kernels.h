@@ -107,4 +107,8 @@ cudaError_t EvictionHistogram(const TableView& table, const EvictParams& p, Evic
 cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed* list,
                         uint64_t capacity, EvictTotals* totals, cudaStream_t stream);
 
+// Writes the table's charged bytes (DeviceCounters::mem_bytes) to `out`
+// (8 bytes of device memory) in stream order.
+cudaError_t SampleMemBytes(const TableView& table, void* out, cudaStream_t stream);
+
 }  // namespace kvcg::store::gpu

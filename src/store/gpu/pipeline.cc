@@ -310,6 +310,7 @@ bool Pipeline::Finish(Slot& s) {
 
 void Pipeline::Complete(Slot& s) {
   if (!Finish(s)) return;
+  TightenMemBound(s);
   const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
   if (hdr[2] != 0) {
     if (s.exclusive) {

@@ -175,6 +175,9 @@ class Pipeline {
 
  private:
   static constexpr int kSlots = 3;
+  // Byte offset in an ARB's output header (64 bytes; the kernel uses the
+  // first 16) of the device's charged bytes sampled after its L-Slab kernel.
+  static constexpr size_t kHdrMemSample = 32;
 
   // General layout: memory allocated for one write op, freed at completion.
   struct WriteRef {
@@ -207,6 +210,7 @@ class Pipeline {
     bool with_expires = false;  // the output holds an expire-at per op
     uint64_t storing = 0, reserved = 0;
     uint64_t grow = 0;  // bytes the ARB's writes may add at most (eviction)
+    bool mem_sampled = false;  // the header holds the charged bytes after the ARB (kHdrMemSample)
     bool exclusive = false, pool_exhausted = false, launched_ok = false;
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
   };
@@ -261,6 +265,9 @@ class Pipeline {
   void HandleSetting(Request* r);
   Status ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy);
   void MakeRoom(uint64_t grow, bool has_expiry);
+  // At s's completion (s no longer in flight): tightens mem_bound_ with the
+  // memory sampled after s ran.
+  void TightenMemBound(const Slot& s);
   // Doubles or halves the eviction slack by the share of time a pass took.
   void AdaptSlack(uint64_t pass_start_ns, uint64_t pass_end_ns);
   uint64_t EvictDown(uint64_t need);

@@ -9,6 +9,11 @@
 // write) and, when an ARB could pass the limit, drains what is in flight,
 // reads the counter and evicts the excess plus some slack (below), so the
 // drain-and-evict is paid once per slack's worth of writes, not per ARB.
+// The bound is tightened at every ARB's completion: in cache mode each ARB
+// brings back the device's charged bytes sampled after its kernel, so
+// between passes the bound is the real memory plus the in-flight ARBs'
+// worst case, not the worst case of every write since the last pass (a
+// YCSB-A write overwrites an existing key more often than not).
 // An ARB whose own writes exceed what eviction can free (the policy
 // found too few candidates, or one ARB writes more than the limit) sees
 // those writes refused with kCapacityExhausted, as Redis's OOM error.
@@ -37,6 +42,8 @@
 // the generation advances. LFU counters decay by one per idle minute of
 // the store's clock, applied by the next pass (Redis's lfu-decay-time 1).
 #include <cuda_runtime.h>
+
+#include <cstring>
 
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/pipeline.h"
@@ -147,6 +154,22 @@ void Pipeline::MakeRoom(uint64_t grow, bool has_expiry) {
     AdaptSlack(t0, NowNs());
   }
   mem_bound_ = mem + grow;
+}
+
+void Pipeline::TightenMemBound(const Slot& s) {
+  if (!s.mem_sampled || evict_max_ == 0) return;
+  uint64_t sampled;
+  std::memcpy(&sampled, s.arb->out + s.out_hdr + kHdrMemSample, sizeof(sampled));
+  // The sample follows s's L-Slab kernel and may also see part of later
+  // ARBs' (their kernels wait only for s's kernel, not for its copies), so
+  // sample + every later ARB's grow still bounds the memory once they are
+  // done: what a later ARB added before the sample is at most its grow less
+  // what it adds after, and what it removed before only lowers the sample.
+  // Ops of s that are to be retried changed nothing; their re-run is a new
+  // ARB with its own grow (MakeRoom).
+  uint64_t bound = sampled;
+  for (const Slot* later : inflight_) bound += later->grow;
+  if (bound < mem_bound_) mem_bound_ = bound;
 }
 
 void Pipeline::AdaptSlack(uint64_t pass_start_ns, uint64_t pass_end_ns) {

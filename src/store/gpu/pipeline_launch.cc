@@ -154,7 +154,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   out += A64(s.writes.size() * sizeof(WriteOut));
   s.out_expires = out;
   if (s.with_expires) out += A64(n * 8);
-  s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag
+  s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag; memory sample
   out += 64;
   s.arb = epochs_.Begin(out);
   if (s.arb == nullptr) return cudaErrorMemoryAllocation;
@@ -339,6 +339,14 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   if (err == cudaSuccess) err = LaunchLSlab(general_, store_->table(), v, 0, st);
   if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);
   if (err == cudaSuccess) last_lslab_ = s.lslab_done;
+  // Cache mode: the charged bytes once this ARB ran, returned with its
+  // results, so that the pipeline's bound on memory tightens at every
+  // completion instead of only at an eviction pass (pipeline_eviction.cc).
+  s.mem_sampled = false;
+  if (err == cudaSuccess && evict_max_ != 0) {
+    err = SampleMemBytes(store_->table(), s.out.p + s.out_hdr + kHdrMemSample, st);
+    s.mem_sampled = err == cudaSuccess;
+  }
   if (profile_) prof_.lslab += NowNs() - t0;
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(s.arb->out, s.out.p, out, cudaMemcpyDeviceToHost, st);
