@@ -178,8 +178,9 @@ class Store {
   // Reports how recently / often `key` was accessed (KeyAccessInfo) without
   // counting as an access itself (Redis's LOOKUP_NOTOUCH). Returns ok when
   // the key is live, kNotFound when it is absent or expired. Errors:
-  // kUnavailable for a store that does not track access (the default; the
-  // GPU backend and the engine modes for now). Thread-safe.
+  // kUnavailable for a store that does not track access (the default), and
+  // on the GPU backend for a live key under a non-LFU policy (its LRU time
+  // is a count of eviction passes, not a clock). Thread-safe.
   virtual Status KeyAccess(std::string_view key, KeyAccessInfo* info) const;
 
   // Captures a point-in-time image of the store (kvcg/snapshot.h): it holds

@@ -7,9 +7,10 @@
 // texts: FREQ needs an LFU policy, IDLETIME any other (noeviction included —
 // the LRU clock is kept under every non-LFU policy). IDLETIME is whole
 // seconds (the store keeps milliseconds). A backend that keeps no access
-// words (the GPU backend for now; KeyAccess answers kUnavailable) cannot
-// tell a missing key from a present one here, so it gets the policy error
-// when the policy rules the subcommand out and kvcg's own error otherwise.
+// time for a live key (the GPU backend, whose LRU time is a pass count, not
+// a clock; KeyAccess answers kUnavailable) gets the policy error when the
+// policy rules the subcommand out and kvcg's own error otherwise; the GPU
+// answers OBJECT FREQ under an LFU policy.
 #include "server/cmd_object.h"
 
 #include <string>

@@ -257,6 +257,47 @@ TEST_F(GpuEviction, LfuKeepsHotKeysThatLruWouldNot) {
   }
 }
 
+// OBJECT FREQ on the GPU: KeyAccess reads the key's LFU counter without
+// touching it (a new key starts at 5, reads raise it, idle minutes not yet
+// applied by a pass are subtracted); absent, expired and (fixed8) wrong-size
+// keys are kNotFound; under LRU a live key is kUnavailable (no clock).
+TEST_F(GpuEviction, KeyAccessReportsTheLfuCounter) {
+  for (const bool general : {true, false}) {
+    SCOPED_TRACE(general ? "general" : "fixed8");
+    Store8 s = Open(1000, EvictionPolicy::kAllKeysLfu, general);
+    ASSERT_EQ(s.Put(1), Code::kNotFound);
+    KeyAccessInfo info;
+    ASSERT_TRUE(s.s->KeyAccess(Key(1), &info).ok());
+    EXPECT_TRUE(info.lfu);
+    EXPECT_EQ(info.frequency, 5u) << "Redis's LFU_INIT_VAL";
+    for (int i = 0; i < 300; ++i) ASSERT_EQ(s.Get(1), Code::kOk);
+    ASSERT_TRUE(s.s->KeyAccess(Key(1), &info).ok());
+    const uint32_t after_reads = info.frequency;
+    EXPECT_GE(after_reads, 7u);
+    EXPECT_LE(after_reads, 20u);
+    ASSERT_TRUE(s.s->KeyAccess(Key(1), &info).ok());
+    EXPECT_EQ(info.frequency, after_reads) << "KeyAccess must not count as an access";
+    g_now += 3 * 60000;  // three idle minutes, no pass yet
+    ASSERT_TRUE(s.s->KeyAccess(Key(1), &info).ok());
+    EXPECT_EQ(info.frequency, after_reads - 3);
+    EXPECT_EQ(s.s->KeyAccess(Key(2), &info).code(), Code::kNotFound);
+    if (general) {
+      Batch b = s.s->NewBatch();
+      b.Put(Key(3), s.Value(3), g_now + 10);
+      ASSERT_EQ(s.s->Execute(std::move(b)).code(0), Code::kNotFound);
+      ASSERT_TRUE(s.s->KeyAccess(Key(3), &info).ok());
+      g_now += 20;
+      EXPECT_EQ(s.s->KeyAccess(Key(3), &info).code(), Code::kNotFound) << "expired";
+    } else {
+      EXPECT_EQ(s.s->KeyAccess("not-8-bytes", &info).code(), Code::kNotFound);
+    }
+    Store8 lru = Open(1000, EvictionPolicy::kAllKeysLru, general);
+    ASSERT_EQ(lru.Put(1), Code::kNotFound);
+    EXPECT_EQ(lru.s->KeyAccess(Key(1), &info).code(), Code::kUnavailable);
+    EXPECT_EQ(lru.s->KeyAccess(Key(2), &info).code(), Code::kNotFound);
+  }
+}
+
 TEST_F(GpuEviction, VolatileTtlEvictsNearestExpiryFirst) {
   Store8 s = Open(2000, EvictionPolicy::kVolatileTtl);
   // Key i expires in (2000 - i) minutes: key 1999 first.

@@ -197,6 +197,46 @@ __global__ void SampleMemBytesKernel(DeviceCounters* counters, unsigned long lon
   *out = atomicAdd(&counters->mem_bytes, 0ull);  // a coherent read of a word others update
 }
 
+// One thread: the key's access byte under its bucket's read lock (so a
+// concurrent ARB's write is wholly before or after), without touching it.
+// *out = 0 when the key is absent or expired, else 1 << 32 | the byte.
+__global__ void KeyAccessKernel(TableView t, uint64_t hash, const uint64_t* key, uint32_t klen, uint32_t general,
+                                uint64_t now, unsigned long long* out) {
+  const uint64_t bucket = BucketOf(hash, t.bucket_bits);
+  uint64_t* head = t.buckets + bucket * kSlabWords;
+  uint32_t* lock = reinterpret_cast<uint32_t*>(head + kLockWord);
+  ReadLock(lock);
+  const uint64_t probe = general ? hash : key[0];
+  const uint32_t words = (klen + 7) / 8;
+  unsigned long long result = 0;
+  uint64_t* slab = head;
+  uint32_t idx = 0;
+  bool done = false;
+  while (!done) {
+    const uint64_t meta = Ld(slab + kMetaWord);
+    for (uint32_t slot = 0; slot < kSlotsPerSlab && !done; ++slot) {
+      if (((meta >> slot) & 1) == 0 || Ld(slab + slot) != probe) continue;
+      if (general) {
+        const uint64_t* rec = reinterpret_cast<const uint64_t*>(Ld(slab + 32 + slot));
+        if (uint32_t(Ld(rec + 1)) != klen) continue;
+        bool same = true;
+        for (uint32_t w = 0; w < words && same; ++w) same = Ld(rec + kRecordKeyWord + w) == key[w];
+        if (!same) continue;
+        done = true;
+        if ((meta & kVolatileBit) && Expired(Ld(rec + kRecordExpireWord), now)) break;  // absent
+      }
+      done = true;
+      result = (1ull << 32) | *AccessByte(t, bucket, idx, int(slot));
+    }
+    const uint32_t next = uint32_t(meta >> 32);
+    if (done || next == 0) break;
+    slab = PoolSlab(t, next);
+    idx = next;
+  }
+  ReadUnlock(lock);
+  *out = result;
+}
+
 // Enough warps to fill the device several times over; grid-stride beyond.
 cudaError_t Blocks(const TableView& t, uint32_t* blocks) {
   int device = 0, sms = 0;
@@ -241,6 +281,12 @@ cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed*
 
 cudaError_t SampleMemBytes(const TableView& table, void* out, cudaStream_t stream) {
   SampleMemBytesKernel<<<1, 1, 0, stream>>>(table.counters, static_cast<unsigned long long*>(out));
+  return cudaGetLastError();
+}
+
+cudaError_t LookupAccessByte(const TableView& table, bool general, uint64_t hash, const uint64_t* key,
+                             uint32_t klen, uint64_t now, unsigned long long* out, cudaStream_t stream) {
+  KeyAccessKernel<<<1, 1, 0, stream>>>(table, hash, key, klen, general ? 1u : 0u, now, out);
   return cudaGetLastError();
 }
 

@@ -107,6 +107,13 @@ cudaError_t EvictionHistogram(const TableView& table, const EvictParams& p, Evic
 cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed* list,
                         uint64_t capacity, EvictTotals* totals, cudaStream_t stream);
 
+// OBJECT FREQ (Store::KeyAccess): *out (device) := 0 when the key is absent
+// or expired, else 1 << 32 | its access byte, read under the bucket's read
+// lock without touching it. `key` (device): fixed8 the key's word; general
+// the key's bytes zero-padded to whole words (as a key record holds them).
+cudaError_t LookupAccessByte(const TableView& table, bool general, uint64_t hash, const uint64_t* key,
+                             uint32_t klen, uint64_t now, unsigned long long* out, cudaStream_t stream);
+
 // Writes the table's charged bytes (DeviceCounters::mem_bytes) to `out`
 // (8 bytes of device memory) in stream order.
 cudaError_t SampleMemBytes(const TableView& table, void* out, cudaStream_t stream);

@@ -14,6 +14,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "store/backends.h"
 #include "store/gpu/lslab_kernel.h"
@@ -170,7 +171,54 @@ GpuStore::~GpuStore() {
   if (buckets_ != nullptr) cudaFree(buckets_);
   if (chunk_table_ != nullptr) cudaFree(chunk_table_);
   if (counters_ != nullptr) cudaFree(counters_);
+  if (access_scratch_ != nullptr) cudaFree(access_scratch_);
   if (control_ != nullptr) cudaStreamDestroy(control_);
+}
+
+Status GpuStore::KeyAccess(std::string_view key, KeyAccessInfo* info) const {
+  // A key this layout cannot hold is absent.
+  if (general() ? key.empty() || key.size() > config_.max_key_bytes : key.size() != 8) {
+    return Status(Code::kNotFound, "no such key");
+  }
+  const uint64_t now = config_.clock();
+  const uint64_t hash = config_.hash(key);
+  std::vector<uint64_t> words((key.size() + 7) / 8, 0);  // zero-padded, as a key record holds it
+  std::memcpy(words.data(), key.data(), key.size());
+  unsigned long long found = 0;
+  cudaError_t err = cudaSuccess;
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    if (access_scratch_words_ < words.size() + 1) {
+      if (access_scratch_ != nullptr) cudaFree(access_scratch_);
+      access_scratch_words_ = 0;
+      err = cudaMalloc(reinterpret_cast<void**>(&access_scratch_), (words.size() + 1) * 8);
+      if (err != cudaSuccess) access_scratch_ = nullptr;
+      if (err == cudaSuccess) access_scratch_words_ = words.size() + 1;
+    }
+    if (err == cudaSuccess) {
+      err = cudaMemcpyAsync(access_scratch_ + 1, words.data(), words.size() * 8, cudaMemcpyHostToDevice, control_);
+    }
+    if (err == cudaSuccess) {
+      err = LookupAccessByte(table_, general(), hash, access_scratch_ + 1, uint32_t(key.size()), now,
+                             reinterpret_cast<unsigned long long*>(access_scratch_), control_);
+    }
+    if (err == cudaSuccess) err = cudaMemcpyAsync(&found, access_scratch_, 8, cudaMemcpyDeviceToHost, control_);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
+  }
+  if (err != cudaSuccess) return CudaStatus(err, "looking up a key's access byte");
+  if (found == 0) return Status(Code::kNotFound, "no such key");
+  if (access_mode_.load(std::memory_order_relaxed) != kAccessLfu) {
+    return Status::Unavailable("the GPU backend keeps a per-key counter under an LFU policy only");
+  }
+  // Counters lose one per idle minute, applied by the next eviction pass
+  // (pipeline_eviction.cc); the minutes since the last one are due.
+  const uint64_t decayed_to = lfu_decay_at_ms_.load(std::memory_order_relaxed);
+  const uint64_t due = now > decayed_to ? (now - decayed_to) / 60000 : 0;
+  const uint32_t counter = uint32_t(found & 0xff);
+  *info = KeyAccessInfo{};
+  info->lfu = true;
+  info->frequency = due >= counter ? 0 : counter - uint32_t(due);
+  return Status::Ok();
 }
 
 void GpuStore::Submit(Batch batch, Completion done) {

@@ -24,8 +24,10 @@
 // Eviction (max_memory_bytes with an evicting policy): the L-Slab kernel
 // keeps an access byte per key, and the pipeline evicts between ARBs by
 // ranking every key at once (eviction_kernels.h, pipeline_eviction.cc).
-// KeyAccess stays unavailable: the GPU's LRU time is a pass count, not a
-// clock, so it has no idle time to report.
+// KeyAccess (OBJECT FREQ) looks the key up with a one-thread kernel on the
+// control stream and answers its LFU counter under an LFU policy; under any
+// other it answers kUnavailable for a live key: the GPU's LRU time is a pass
+// count, not a clock, so it has no idle time to report.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -72,6 +74,8 @@ class GpuStore final : public Store {
   // mode on the GPU: pipeline_eviction.cc. Must not be called from a
   // completion.
   Status SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) override;
+  // Store::KeyAccess, see above (kInternal on a device failure).
+  Status KeyAccess(std::string_view key, KeyAccessInfo* info) const override;
   // ReclaimExpired, reporting how many sweep kernels ran and their device
   // time (benchmarks).
   uint64_t ReclaimExpired(uint64_t* passes, double* kernel_ms);
@@ -99,7 +103,13 @@ class GpuStore final : public Store {
   Status WriteMemoryLimit(uint64_t max_memory_bytes);
   // Every slot's access byte := value (nothing may be running).
   Status FillAccessBytes(uint8_t value);
-  void SetAccessMode(uint32_t mode) { table_.access_mode = mode; }
+  void SetAccessMode(uint32_t mode) {
+    table_.access_mode = mode;
+    access_mode_.store(mode, std::memory_order_relaxed);
+  }
+  // LFU: counters are decayed up to this clock time (KeyAccess subtracts
+  // the minutes since).
+  void NoteLfuDecay(uint64_t at_ms) { lfu_decay_at_ms_.store(at_ms, std::memory_order_relaxed); }
   void AdvanceGeneration() { table_.generation = (table_.generation + 1) & 0xff; }
 
  protected:
@@ -127,6 +137,11 @@ class GpuStore final : public Store {
   DeviceCounters* counters_ = nullptr;
   mutable std::mutex control_mu_;
   cudaStream_t control_ = nullptr;
+  // KeyAccess: the answer word, then the key (device; under control_mu_).
+  mutable uint64_t* access_scratch_ = nullptr;
+  mutable size_t access_scratch_words_ = 0;
+  std::atomic<uint32_t> access_mode_{0};  // table_.access_mode, for other threads
+  std::atomic<uint64_t> lfu_decay_at_ms_{0};
   // Declared before the pipeline: batches and results borrow it, and the
   // pipeline's destructor returns memory to it.
   std::unique_ptr<PinnedMemory> pinned_;

@@ -86,7 +86,10 @@ Status Pipeline::ApplyLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
       if (!s.ok()) return s;
     }
     store_->SetAccessMode(mode);
-    if (mode == kAccessLfu) lfu_decay_at_ms_ = store_->config().clock();
+    if (mode == kAccessLfu) {
+      lfu_decay_at_ms_ = store_->config().clock();
+      store_->NoteLfuDecay(lfu_decay_at_ms_);
+    }
   }
   const bool evicting = Evicts(max_memory_bytes, policy);
   // Eviction turning on, or a new policy, starts with the least slack; a
@@ -271,6 +274,7 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   if (err != cudaSuccess) return PassFailed(err, "eviction");
   lfu_decay_at_ms_ += decayed_minutes * 60000;
+  if (decayed_minutes != 0) store_->NoteLfuDecay(lfu_decay_at_ms_);
   if (general_) FreeReclaimed(totals.listed);
   evicted_keys_.fetch_add(totals.evicted, std::memory_order_relaxed);
   *freed = totals.freed;
