@@ -90,6 +90,15 @@ const char* EvictionPolicyName(EvictionPolicy policy);
 constexpr bool Evicts(uint64_t max_memory_bytes, EvictionPolicy policy) {
   return max_memory_bytes != 0 && policy != EvictionPolicy::kNoEviction;
 }
+// The policy ranks by Redis's LFU counter (allkeys-lfu, volatile-lfu).
+constexpr bool IsLfuPolicy(EvictionPolicy p) {
+  return p == EvictionPolicy::kAllKeysLfu || p == EvictionPolicy::kVolatileLfu;
+}
+// The policy evicts only keys with an expire-at (volatile-*).
+constexpr bool IsVolatilePolicy(EvictionPolicy p) {
+  return p == EvictionPolicy::kVolatileLru || p == EvictionPolicy::kVolatileLfu ||
+         p == EvictionPolicy::kVolatileRandom || p == EvictionPolicy::kVolatileTtl;
+}
 // "always" / "everysec" / "no" (Redis's appendfsync values).
 enum class FsyncPolicy : uint8_t;
 bool ParseFsyncPolicy(const std::string& text, FsyncPolicy* out);

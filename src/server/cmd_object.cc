@@ -32,12 +32,10 @@ constexpr const char* kErrLfu =
     "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between "
     "policies at runtime LRU and LFU data will take some time to adjust.";
 
-bool IsLfu(EvictionPolicy p) { return p == EvictionPolicy::kAllKeysLfu || p == EvictionPolicy::kVolatileLfu; }
-
 }  // namespace
 
 void ObjectAccess(CommandContext& ctx, bool freq) {
-  const bool lfu = IsLfu(ctx.server.ConfigSnapshot().store.eviction);
+  const bool lfu = IsLfuPolicy(ctx.server.ConfigSnapshot().store.eviction);
   if (HoldsCollection(ctx, ctx.arg(2))) {  // lists and sets keep no access word (collections.h)
     if (freq && !lfu) return ctx.Error(kErrNotLfu);
     if (!freq && lfu) return ctx.Error(kErrLfu);

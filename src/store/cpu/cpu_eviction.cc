@@ -59,13 +59,6 @@ constexpr uint32_t kLfuInitVal = 5;     // Redis LFU_INIT_VAL
 constexpr uint32_t kLfuLogFactor = 10;  // Redis lfu-log-factor default
 constexpr uint32_t kLfuDecayMinutes = 1;  // Redis lfu-decay-time default
 
-bool IsLfu(EvictionPolicy p) {
-  return p == EvictionPolicy::kAllKeysLfu || p == EvictionPolicy::kVolatileLfu;
-}
-bool IsVolatile(EvictionPolicy p) {
-  return p == EvictionPolicy::kVolatileLru || p == EvictionPolicy::kVolatileLfu ||
-         p == EvictionPolicy::kVolatileRandom || p == EvictionPolicy::kVolatileTtl;
-}
 bool IsRandom(EvictionPolicy p) {
   return p == EvictionPolicy::kAllKeysRandom || p == EvictionPolicy::kVolatileRandom;
 }
@@ -107,14 +100,14 @@ uint32_t LfuIncremented(uint32_t counter) {
 // Eviction score of an entry: higher is evicted first.
 uint64_t Score(EvictionPolicy p, uint32_t word, uint64_t expire_at, uint64_t now) {
   if (p == EvictionPolicy::kVolatileTtl) return ~expire_at;
-  if (IsLfu(p)) return 255 - LfuDecayed(word, now);
+  if (IsLfuPolicy(p)) return 255 - LfuDecayed(word, now);
   return static_cast<uint32_t>(static_cast<uint32_t>(now) - word);  // idle ms
 }
 
 }  // namespace
 
 uint32_t CpuStore::InitialAccess(uint64_t now) const {
-  if (IsLfu(policy_.load(std::memory_order_relaxed))) return (Minutes16(now) << 8) | kLfuInitVal;
+  if (IsLfuPolicy(policy_.load(std::memory_order_relaxed))) return (Minutes16(now) << 8) | kLfuInitVal;
   return static_cast<uint32_t>(now);
 }
 
@@ -122,7 +115,7 @@ void CpuStore::Touch(const ShardTable& table, int64_t index, uint64_t now) const
   std::atomic<uint32_t>& word = table.access(index);
   const uint32_t old = word.load(std::memory_order_relaxed);
   uint32_t next;
-  if (IsLfu(policy_.load(std::memory_order_relaxed))) {
+  if (IsLfuPolicy(policy_.load(std::memory_order_relaxed))) {
     next = (Minutes16(now) << 8) | LfuIncremented(LfuDecayed(old, now));
   } else {
     next = static_cast<uint32_t>(now);
@@ -141,7 +134,7 @@ Status CpuStore::KeyAccess(std::string_view key, KeyAccessInfo* info) const {
   }
   const uint32_t word = shard.table.access(index).load(std::memory_order_relaxed);
   *info = KeyAccessInfo{};
-  info->lfu = IsLfu(policy_.load(std::memory_order_relaxed));
+  info->lfu = IsLfuPolicy(policy_.load(std::memory_order_relaxed));
   if (info->lfu) {
     info->frequency = LfuDecayed(word, now);
   } else {
@@ -186,7 +179,7 @@ bool CpuStore::EnsureRoom(uint64_t need, uint64_t now) {
     bool evicted = false;
     for (uint32_t n = 0; n < shard_count_ && !evicted; ++n) {
       Shard& shard = shards_[(start + n) & shard_mask_];
-      if (IsVolatile(policy) && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
+      if (IsVolatilePolicy(policy) && shard.volatile_keys.load(std::memory_order_relaxed) == 0) continue;
       std::unique_lock lock(shard.lock);
       evicted = EvictFromShard(shard, policy, now, {}, ThreadRandom());
       if (evicted) ReturnCredit(shard);
@@ -198,7 +191,7 @@ bool CpuStore::EnsureRoom(uint64_t need, uint64_t now) {
 bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now, std::string_view keep,
                               uint64_t near) {
   ShardTable& table = shard.table;
-  const bool volatile_only = IsVolatile(policy);
+  const bool volatile_only = IsVolatilePolicy(policy);
   if (table.size() == 0 || (volatile_only && shard.volatile_keys.load(std::memory_order_relaxed) == 0)) {
     return false;
   }
@@ -251,7 +244,7 @@ bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now,
 
 size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, size_t max_walk, size_t want,
                              uint64_t near) {
-  const bool volatile_only = IsVolatile(policy);
+  const bool volatile_only = IsVolatilePolicy(policy);
   const ShardTable& table = shard.table;
   EvictionPool& pool = shard.pool;
   // Walk from a random slot (Redis's dictGetSomeKeys walks buckets the same

@@ -55,11 +55,6 @@ constexpr int kMaxPasses = 64;  // per EvictDown: a bound, not a goal
 constexpr uint32_t kMinSlackDiv = 8;   // slack at most limit / 8
 constexpr uint32_t kMaxSlackDiv = 64;  // slack at least limit / 64
 
-bool IsVolatile(EvictionPolicy p) {
-  return p == EvictionPolicy::kVolatileLru || p == EvictionPolicy::kVolatileLfu ||
-         p == EvictionPolicy::kVolatileRandom || p == EvictionPolicy::kVolatileTtl;
-}
-
 uint32_t ScoreOf(EvictionPolicy p) {
   switch (p) {
     case EvictionPolicy::kAllKeysLru:
@@ -202,7 +197,7 @@ uint64_t Pipeline::EvictDown(uint64_t need) {
     if (!candidates) {
       // Nothing (left) to evict. Under a volatile policy that lasts until a
       // key gets an expire-at (MakeRoom).
-      if (freed == 0 && IsVolatile(evict_policy_)) evict_no_candidates_ = true;
+      if (freed == 0 && IsVolatilePolicy(evict_policy_)) evict_no_candidates_ = true;
       break;
     }
     // The cutoff bin's share is drawn by key hash, so a pass may fall short
@@ -243,7 +238,7 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
   EvictParams p{};
   p.general = general_;
   p.score = ScoreOf(evict_policy_);
-  p.volatile_only = IsVolatile(evict_policy_);
+  p.volatile_only = IsVolatilePolicy(evict_policy_);
   p.now = now;
   p.salt = 0x9E3779B97F4A7C15ull * ++evict_salt_;
   uint64_t decayed_minutes = 0;  // the decay clock advances once the evict kernel applied it
