@@ -194,7 +194,21 @@ int RunKernel(const Args& args) {
   const double slab_gps = warps * per / slab_s / 1e9;
   KVCG_CK(cudaFree(sink));
 
+  // Device memory of the table per key: head slabs and the pool slabs
+  // taken (each with its access bytes), then what the pool has allocated.
+  const uint64_t used_bytes = (buckets + gs->pool().used()) * g::kSlabAndAccessBytes;
+  const uint64_t alloc_bytes = buckets * g::kSlabAndAccessBytes + gs->pool().chunk_count() * g::kPoolChunkBytes;
+  int device = 0, sms = 0, max_threads_sm = 0;
+  KVCG_CK(cudaGetDevice(&device));
+  KVCG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  KVCG_CK(cudaDeviceGetAttribute(&max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+
   PrintHeader("kernel");
+  std::printf("  \"bytes_per_key\": %.2f, \"bytes_per_key_allocated\": %.2f,\n",
+              double(used_bytes) / keys, double(alloc_bytes) / keys);
+  std::printf("  \"bound_note\": \"a probe reads a slab's 256-byte key half: slab256 is the bound of "
+              "a GET, get100_share_of_bound = get100 ops / slab256 reads; dram_gbps_est = ops x 288 "
+              "bytes (key half + the value's sector)\",\n");
   std::printf("  \"layout\": \"fixed8\", \"keys\": %llu, \"buckets\": %llu, \"batch_ops\": %u,\n",
               (unsigned long long)keys, (unsigned long long)buckets, batch);
   std::printf("  \"key_order\": \"keys distinct within a batch (ctl group 0, no same-key "
@@ -240,11 +254,19 @@ int RunKernel(const Args& args) {
       for (int b = 0; b < kBatches; ++b) {
         CheckCodes(arbs[b], batch, mix.name, g::kResOk, g::kResOk | g::kResStored);
       }
-      std::fprintf(stderr, "kernel %-12s min_blocks %d tile %2d: %.3f G ops/s\n", mix.name,
-                   variant, tile, gops);
+      // Theoretical occupancy of the variant (resident threads / the SMs'
+      // maximum) and the bytes a probe moves, against the slab-read bound.
+      int resident = 0;
+      KVCG_CK(g::LSlabResidentBlocks(false, &resident));
+      const double occupancy =
+          double(resident) * g::kLSlabBlockThreads / (double(sms) * max_threads_sm);
+      std::fprintf(stderr, "kernel %-12s min_blocks %d tile %2d: %.3f G ops/s (occupancy %.2f, %.0f%% of slab256)\n",
+                   mix.name, variant, tile, gops, occupancy, 100.0 * gops / slab_gps);
       std::printf("%s    {\"mix\": \"%s\", \"min_blocks_per_sm\": %d, \"tile\": %d, "
-                  "\"gops\": %.3f, \"ms_per_batch\": %.4f, \"found_fraction\": 1.0}",
-                  first_row ? "" : ",\n", mix.name, variant, tile, gops, ms / kReps);
+                  "\"gops\": %.3f, \"ms_per_batch\": %.4f, \"found_fraction\": 1.0, "
+                  "\"occupancy\": %.3f, \"share_of_slab256_bound\": %.3f, \"dram_gbps_est\": %.1f}",
+                  first_row ? "" : ",\n", mix.name, variant, tile, gops, ms / kReps, occupancy,
+                  gops / slab_gps, gops * 288);
       first_row = false;
     }
     g::SetLSlabVariant(default_blocks, default_tile);  // back to the store's default

@@ -13,6 +13,12 @@
 // saw, so many succeed and a lost update shows up as a wrong previous value.
 // The run ends with sequential reads of every key, which must agree with the
 // order the checker found.
+//
+// A second shape is skewed and read-mostly: 4,096 keys drawn zipfian
+// (theta 0.99), batches of up to 256 ops, 80% GET. The hot keys see GETs of
+// many batches race the few writes on them and on their bucket neighbours,
+// which is what the GPU kernel's lock-free GETs (validated against a bucket
+// sequence) must get right.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,6 +27,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -28,6 +35,7 @@
 #include "kvcg/store.h"
 #include "linearizability.h"
 #include "stress_support.h"
+#include "workload/generators.h"
 
 namespace kvcg::stress {
 namespace {
@@ -36,9 +44,18 @@ using lincheck::CheckResult;
 using lincheck::Event;
 using lincheck::HistoryRecorder;
 
-constexpr int kKeys = 16;
-constexpr int kMaxBatch = 16;
 constexpr int kMaxInFlight = 4;  // Per thread, for pipelined batches.
+
+// What a run draws: how many keys and how (uniform or zipfian), batch
+// sizes, and the op mix in percent (the rest of 100 is CAS).
+struct Shape {
+  int keys;
+  int max_batch;
+  double zipf_theta;  // 0 = uniform
+  int get_pct, put_pct, delete_pct;
+};
+constexpr Shape kFewKeys{16, 16, 0.0, 35, 30, 10};
+constexpr Shape kZipfKeys{4096, 256, 0.99, 80, 12, 3};
 
 // What one worker thread knows: the last value it saw per key (for CAS
 // expectations) and how many of its pipelined batches are in flight.
@@ -67,18 +84,16 @@ struct WorkerState {
   }
 };
 
-class StoreLinearizabilityTest : public ::testing::TestWithParam<Row> {};
-
-TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) {
-  const Config config = GetParam().make_config();
-  if (const std::string why = Unavailable(GetParam(), config); !why.empty()) {
+void RunStress(const Row& row, const Shape& shape) {
+  const Config config = row.make_config();
+  if (const std::string why = Unavailable(row, config); !why.empty()) {
     GTEST_SKIP() << "GPU backend unavailable: " << why;
   }
   std::unique_ptr<Store> store;
   const Status s = Store::Open(config, &store);
   ASSERT_TRUE(s.ok()) << s.ToString();
 
-  const std::vector<std::string> keys = Keys(config.layout, kKeys);
+  const std::vector<std::string> keys = Keys(config.layout, shape.keys);
   const int threads = StressThreads();
   const uint64_t max_ops = StressMaxOps();
   const auto deadline = std::chrono::steady_clock::now() +
@@ -93,21 +108,24 @@ TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) {
     HistoryRecorder::Client* client = recorder.NewClient();
     WorkerState& state = *states[t];
     std::mt19937_64 rng(0x5eed0000u + t);
+    workload::Random zrng(0x21bf0000u + t);
+    std::optional<workload::ZipfianGenerator> zipf;
+    if (shape.zipf_theta > 0) zipf.emplace(keys.size(), shape.zipf_theta);
     uint64_t seq = 0;
     while (std::chrono::steady_clock::now() < deadline &&
            ops_issued.load(std::memory_order_relaxed) < max_ops) {
       Batch batch = store->NewBatch();
-      const int n = 1 + static_cast<int>(rng() % kMaxBatch);
+      const int n = 1 + static_cast<int>(rng() % shape.max_batch);
       for (int i = 0; i < n; ++i) {
-        const std::string& key = keys[rng() % keys.size()];
+        const std::string& key = keys[zipf ? zipf->Next(zrng) : rng() % keys.size()];
         const int dice = static_cast<int>(rng() % 100);
         const std::string value =
             UniqueValue(config.layout, static_cast<uint32_t>(t), ++seq, rng() % 24);
-        if (dice < 35) {
+        if (dice < shape.get_pct) {
           batch.Get(key);
-        } else if (dice < 65) {
+        } else if (dice < shape.get_pct + shape.put_pct) {
           batch.Put(key, value);
-        } else if (dice < 75) {
+        } else if (dice < shape.get_pct + shape.put_pct + shape.delete_pct) {
           batch.Delete(key);
         } else {
           // Expect what this thread saw last: often still current, so many
@@ -173,18 +191,26 @@ TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) {
   const double check_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();
 
-  std::printf("[%s] %d threads, %.2f s: %llu batches, %zu ops (%.0f ops/s), checked in %.2f s (%llu steps)\n",
-              GetParam().name, threads, run_seconds,
+  std::printf("[%s, %d keys] %d threads, %.2f s: %llu batches, %zu ops (%.0f ops/s), checked in %.2f s (%llu steps)\n",
+              row.name, shape.keys, threads, run_seconds,
               static_cast<unsigned long long>(batches.load()), history.size(),
               history.size() / run_seconds, check_seconds,
               static_cast<unsigned long long>(r.steps));
-  RecordProperty("ops", static_cast<int>(history.size()));
+  ::testing::Test::RecordProperty("ops", static_cast<int>(history.size()));
   // No op may fail here (no limits are configured, keys and values are
   // valid): an error would also silently weaken the check.
   EXPECT_EQ(r.excluded, 0u) << "some operations returned an error";
-  EXPECT_EQ(r.keys, static_cast<size_t>(kKeys));
+  EXPECT_EQ(r.keys, static_cast<size_t>(shape.keys));
   EXPECT_GT(batches.load(), static_cast<uint64_t>(threads));
   ASSERT_EQ(r.verdict, lincheck::Verdict::kLinearizable) << r.explanation;
+}
+
+class StoreLinearizabilityTest : public ::testing::TestWithParam<Row> {};
+
+TEST_P(StoreLinearizabilityTest, MixedBatchesOnFewKeysAreLinearizable) { RunStress(GetParam(), kFewKeys); }
+
+TEST_P(StoreLinearizabilityTest, ZipfianReadMostlyBatchesAreLinearizable) {
+  RunStress(GetParam(), kZipfKeys);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreLinearizabilityTest, ::testing::ValuesIn(Rows()),

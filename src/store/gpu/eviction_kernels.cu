@@ -204,7 +204,7 @@ __global__ void KeyAccessKernel(TableView t, uint64_t hash, const uint64_t* key,
                                 uint64_t now, unsigned long long* out) {
   const uint64_t bucket = BucketOf(hash, t.bucket_bits);
   uint64_t* head = t.buckets + bucket * kSlabWords;
-  uint32_t* lock = reinterpret_cast<uint32_t*>(head + kLockWord);
+  uint64_t* lock = head + kLockWord;
   ReadLock(lock);
   const uint64_t probe = general ? hash : key[0];
   const uint32_t words = (klen + 7) / 8;

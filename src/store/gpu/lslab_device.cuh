@@ -15,7 +15,7 @@ namespace kvcg::store::gpu {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr uint32_t kWriterBit = 0x80000000u;
+constexpr uint64_t kWriterBit = 0x80000000u;  // in the bucket lock word (below)
 constexpr uint32_t kPoisonBit = 0x80000000u;
 
 __device__ __forceinline__ uint64_t Ld(const uint64_t* p) {
@@ -34,21 +34,8 @@ __device__ __forceinline__ unsigned long long LdVolatile64(const unsigned long l
 // Acquire/release atomics (PTX scope gpu) instead of relaxed atomics plus
 // __threadfence(): a full fence waits for every outstanding memory access of
 // the thread, which costs a round trip per lock operation.
-__device__ __forceinline__ uint32_t AtomAddAcquire(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.acquire.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ uint32_t AtomOrAcquire(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.acquire.gpu.global.or.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
-  return old;
-}
 __device__ __forceinline__ void RedAddRelease(uint32_t* p, uint32_t v) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void RedAndRelease(uint32_t* p, uint32_t v) {
-  asm volatile("red.release.gpu.global.and.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void RedOrRelease(uint32_t* p, uint32_t v) {
   asm volatile("red.release.gpu.global.or.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -59,20 +46,72 @@ __device__ __forceinline__ uint32_t LdAcquire(const uint32_t* p) {
   return v;
 }
 
-__device__ void ReadLock(uint32_t* lock) {
+__device__ __forceinline__ uint64_t LdAcquire64(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t AtomAddAcquire64(uint64_t* p, uint64_t v) {
+  uint64_t old;
+  asm volatile("atom.acquire.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ uint64_t AtomOrAcquire64(uint64_t* p, uint64_t v) {
+  uint64_t old;
+  asm volatile("atom.acquire.gpu.global.or.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ void RedAddRelease64(uint64_t* p, uint64_t v) {
+  asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void FenceAcqRel() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+// The bucket lock word (head slab word 63): low 32 bits a readers–writer
+// spin lock (writer bit | reader count), high 32 bits the bucket's
+// sequence, which every writer advances as it unlocks. GETs take no lock:
+// they read optimistically and validate against the sequence (ReadBegin /
+// ReadValidate, below; the argument is at ProcessOp in lslab_kernel.cu).
+// The read lock remains for one-off readers that must hold a bucket still
+// (Store::KeyAccess). Every atomic on the word is 64 bits wide, so no two
+// accesses of different sizes overlap.
+constexpr uint64_t kLockBits = 0xffffffffull;
+
+__device__ void ReadLock(uint64_t* word) {
   while (true) {
-    const uint32_t v = AtomAddAcquire(lock, 1u);
+    const uint64_t v = AtomAddAcquire64(word, 1);
     if ((v & kWriterBit) == 0) return;
-    atomicSub(lock, 1u);
-    while (LdVolatile(lock) & kWriterBit) __nanosleep(64);
+    atomicAdd(reinterpret_cast<unsigned long long*>(word), ~0ull);  // -1
+    while (LdVolatile64(reinterpret_cast<unsigned long long*>(word)) & kWriterBit) __nanosleep(64);
   }
 }
-__device__ void ReadUnlock(uint32_t* lock) { RedAddRelease(lock, 0xffffffffu); }
-__device__ void WriteLock(uint32_t* lock) {
-  while (AtomOrAcquire(lock, kWriterBit) & kWriterBit) __nanosleep(64);
-  while (LdAcquire(lock) != kWriterBit) __nanosleep(32);  // wait for readers to drain
+__device__ void ReadUnlock(uint64_t* word) { RedAddRelease64(word, ~0ull); }
+// Readers counted when the writer bit went up are waited out (none, unless
+// a KeyAccess holds the bucket: then a second round trip). The fence is the
+// seqlock's write barrier: a lock-free reader that sees any of this
+// writer's stores also sees the writer bit, or the advanced sequence, when
+// it validates.
+__device__ void WriteLock(uint64_t* word) {
+  uint64_t v;
+  while ((v = AtomOrAcquire64(word, kWriterBit)) & kWriterBit) __nanosleep(64);
+  if ((v & kLockBits) != 0) {
+    while ((LdAcquire64(word) & kLockBits) != kWriterBit) __nanosleep(32);
+  }
+  FenceAcqRel();
 }
-__device__ void WriteUnlock(uint32_t* lock) { RedAndRelease(lock, ~kWriterBit); }
+// One release add drops the writer bit and, by its carry out of the low
+// half, advances the sequence.
+__device__ void WriteUnlock(uint64_t* word) { RedAddRelease64(word, kWriterBit); }
+
+// Lock-free read of a bucket, leader lane: waits out a writer and returns
+// the lock word to validate against.
+__device__ uint64_t ReadBegin(const uint64_t* word) {
+  uint64_t v = LdAcquire64(word);
+  while (v & kWriterBit) {
+    __nanosleep(32);
+    v = LdAcquire64(word);
+  }
+  return v;
+}
 
 // Counter reservations: exact against the configured limits (CAS loop),
 // a plain atomicAdd when there is no limit.
@@ -238,6 +277,22 @@ struct Tile {
   __device__ bool All(bool p) const { return __all_sync(mask, p); }
   __device__ void Sync() const { __syncwarp(mask); }
 };
+
+// Tile-wide end of a lock-free read begun with ReadBegin (`seen`, the
+// leader's): true when no writer held or released the bucket since, so
+// every load the tile made in between saw one state of it. Each lane's
+// fence orders its loads before the leader's second look at the word.
+template <int kTile>
+__device__ bool ReadValidate(const uint64_t* lock_word, uint64_t seen, const Tile<kTile>& tile) {
+  FenceAcqRel();
+  tile.Sync();
+  int ok = 0;
+  if (tile.lane == 0) {
+    const uint64_t v = LdVolatile64(reinterpret_cast<const unsigned long long*>(lock_word));
+    ok = (v & kWriterBit) == 0 && (v >> 32) == (seen >> 32);
+  }
+  return tile.Shfl(ok, 0) != 0;
+}
 
 // General layout: does key record `rec` hold exactly the op's key? Tile-wide.
 template <int kTile>

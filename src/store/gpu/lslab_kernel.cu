@@ -5,14 +5,15 @@
 //   1. same-key order: lane 0 waits until done[group] >= need (the host
 //      numbered the batch's ops on one key; waits only point to earlier ops,
 //      which were claimed earlier by running warps, so no deadlock);
-//   2. lane 0 takes the bucket's readers–writer spin lock (GET: read,
-//      everything else: write; the writer announces itself first, so readers
-//      cannot starve it);
+//   2. a writer's lane 0 takes the bucket's spin lock; a GET takes none and
+//      validates what it read against the bucket's sequence instead (a
+//      seqlock: ReadBegin / ReadValidate, retried when a writer intervened);
 //   3. every lane reads its key words of the slab (32 / tile of them); the
 //      meta word (word 31) is shuffled to all; ballots find the matches
 //      (general layout: hash matches, then an exact warp-wide compare of the
 //      key record's bytes against the batch's copy of the key);
-//   4. lane 0 performs the op and writes the result, then unlocks.
+//   4. lane 0 performs the op and writes the result, then unlocks (a
+//      writer's unlock advances the bucket's sequence).
 // Expiry (general layout): a found key's expire-at is read only in a slab
 // with the volatile hint (lslab_types.h); an expired key is absent to the op
 // (lazy expiry) and a writer unlinks it first (the host frees its record
@@ -90,96 +91,137 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   } else {
     const uint64_t bucket = BucketOf(op.hash, t.bucket_bits);
     uint64_t* head = t.buckets + bucket * kSlabWords;
-    uint32_t* lock = reinterpret_cast<uint32_t*>(head + kLockWord);
+    uint64_t* lock = head + kLockWord;
     const bool writer = type != kOpGet;
-    if (leader) {
-      if (writer) WriteLock(lock);
-      else ReadLock(lock);
-    }
+    if (leader && writer) WriteLock(lock);
     tile.Sync();
 
     // Probe the chain. Lane l holds slots l, l + kTile, ... (word 31 = meta).
-    uint64_t* slab = head;
-    uint32_t idx = 0;  // slab's pool index (0: the head slab)
-    uint32_t found_idx = 0, free_idx = 0;
-    int found = -1;
-    uint64_t* found_slab = nullptr;
-    uint64_t found_meta = 0, found_vw = 0;
-    int free_slot = -1;
-    uint64_t* free_slab = nullptr;
-    uint64_t free_meta = 0;
-    uint64_t* last_slab = nullptr;
-    uint64_t last_meta = 0;
+    // A writer probes once, under the lock. A GET probes without it and
+    // retries when the bucket changed meanwhile (ReadValidate): see below.
+    uint64_t* slab;
+    uint32_t idx;  // slab's pool index (0: the head slab)
+    uint32_t found_idx, free_idx;
+    int found;
+    uint64_t* found_slab;
+    uint64_t found_meta, found_vw;
+    int free_slot;
+    uint64_t* free_slab;
+    uint64_t free_meta;
+    uint64_t* last_slab;
+    uint64_t last_meta;
+    uint64_t* rec;
+    uint64_t rec_hdr;
     const uint64_t probe = kGeneral ? op.hash : op.key;
-    while (true) {
-      // Keys and meta only: reading the value half too doubled the L2 traffic
-      // (ncu: L2 at 87% of peak), so the one value needed is read after a match.
-      uint64_t kw[kW];
-#pragma unroll
-      for (int j = 0; j < kW; ++j) kw[j] = Ld(slab + tile.lane + j * kTile);
-      const uint64_t meta = tile.Shfl(kw[kW - 1], kTile - 1);
-      uint32_t cand = 0, empty = 0;
-#pragma unroll
-      for (int j = 0; j < kW; ++j) {
-        const uint32_t slot = tile.lane + j * kTile;
-        const bool valid = slot < kSlotsPerSlab;
-        const bool occupied = valid && ((meta >> slot) & 1);
-        cand |= tile.Ballot(occupied && kw[j] == probe) << (j * kTile);
-        empty |= tile.Ballot(valid && !occupied) << (j * kTile);
+    // Why a validated GET is linearizable: writers change a bucket only
+    // while holding its write lock, and advance its sequence when they let
+    // go (WriteLock / WriteUnlock). ReadBegin waits until no writer holds
+    // the bucket and notes the sequence; ReadValidate succeeds only when the
+    // word shows the same sequence and no writer after every load of the
+    // probe. A writer's stores are ordered after its writer bit (the fence
+    // in WriteLock) and before its unlock (release), so a validated GET saw
+    // none of any writer's stores, or all of them: the bucket's state
+    // between two writers' critical sections, at which point the GET takes
+    // effect. Same-key order inside a batch is the group wait above (an
+    // earlier writer on the key is done, so unlocked, before the GET reads);
+    // across batches, kernel and stream order. Loads of a changing bucket
+    // stay safe: a meta word is one 64-bit store (its next index is 0 or a
+    // slab that exists: slabs are never freed while kernels run), and a
+    // general record pointer is one the host allocated (or 0, skipped),
+    // whose memory stays mapped when it is freed and reused, in the same
+    // size class, so a compare reads no further than the record's class.
+    uint64_t seen = 0;
+    do {
+      if (!writer) {
+        if (leader) seen = ReadBegin(head + kLockWord);
+        tile.Sync();
       }
-      while (cand != 0) {
-        const int c = __ffs(cand) - 1;
-        cand &= cand - 1;
-        if (!kGeneral) {
-          found = c;
+      slab = head;
+      idx = 0;
+      found_idx = free_idx = 0;
+      found = -1;
+      found_slab = nullptr;
+      found_meta = found_vw = 0;
+      free_slot = -1;
+      free_slab = nullptr;
+      free_meta = 0;
+      last_slab = nullptr;
+      last_meta = 0;
+      while (true) {
+        // Keys and meta only: reading the value half too doubled the L2
+        // traffic (ncu: L2 at 87% of peak), so the one value needed is read
+        // after a match.
+        uint64_t kw[kW];
+#pragma unroll
+        for (int j = 0; j < kW; ++j) kw[j] = Ld(slab + tile.lane + j * kTile);
+        const uint64_t meta = tile.Shfl(kw[kW - 1], kTile - 1);
+        uint32_t cand = 0, empty = 0;
+#pragma unroll
+        for (int j = 0; j < kW; ++j) {
+          const uint32_t slot = tile.lane + j * kTile;
+          const bool valid = slot < kSlotsPerSlab;
+          const bool occupied = valid && ((meta >> slot) & 1);
+          cand |= tile.Ballot(occupied && kw[j] == probe) << (j * kTile);
+          empty |= tile.Ballot(valid && !occupied) << (j * kTile);
+        }
+        while (cand != 0) {
+          const int c = __ffs(cand) - 1;
+          cand &= cand - 1;
+          if (!kGeneral) {
+            found = c;
+            break;
+          }
+          const uint64_t r = Ld(slab + 32 + c);
+          if (r != 0 && KeyEquals<kTile>(reinterpret_cast<const uint64_t*>(r), op, a, tile)) {
+            found = c;
+            break;
+          }
+        }
+        if (found >= 0) {
+          found_slab = slab;
+          found_idx = idx;
+          found_meta = meta;
+          found_vw = Ld(slab + 32 + found);
           break;
         }
-        const uint64_t rec = Ld(slab + 32 + c);
-        if (KeyEquals<kTile>(reinterpret_cast<const uint64_t*>(rec), op, a, tile)) {
-          found = c;
+        if (free_slot < 0 && empty != 0) {
+          free_slot = __ffs(empty) - 1;
+          free_slab = slab;
+          free_idx = idx;
+          free_meta = meta;
+        }
+        const uint32_t next = uint32_t(meta >> 32);
+        if (next == 0) {
+          last_slab = slab;
+          last_meta = meta;
           break;
         }
+        slab = PoolSlab(t, next);
+        idx = next;
       }
-      if (found >= 0) {
-        found_slab = slab;
-        found_idx = idx;
-        found_meta = meta;
-        found_vw = Ld(slab + 32 + found);
-        break;
+      // The value before the op (general: the record's blob handle) and, in
+      // a slab with the volatile hint, the key's expire-at.
+      rec = kGeneral && found >= 0 ? reinterpret_cast<uint64_t*>(found_vw) : nullptr;
+      rec_hdr = 0;
+      cur_exp = 0;
+      rv = 0;
+      if (kGeneral && rec != nullptr) {
+        rv = Ld(rec);
+        rec_hdr = Ld(rec + 1);
+        if (found_meta & kVolatileBit) cur_exp = Ld(rec + kRecordExpireWord);
       }
-      if (free_slot < 0 && empty != 0) {
-        free_slot = __ffs(empty) - 1;
-        free_slab = slab;
-        free_idx = idx;
-        free_meta = meta;
-      }
-      const uint32_t next = uint32_t(meta >> 32);
-      if (next == 0) {
-        last_slab = slab;
-        last_meta = meta;
-        break;
-      }
-      slab = PoolSlab(t, next);
-      idx = next;
-    }
+    } while (!writer && !ReadValidate<kTile>(head + kLockWord, seen, tile));
     // The slot whose access byte this op updates (eviction): a hit, an
     // overwrite, an insert (lslab_types.h, access bytes).
     int touch_slot = -1;
     uint32_t touch_idx = 0;
     bool touch_new = false;
 
-    // The value before the op (general: the record's blob handle) and, in a
-    // slab with the volatile hint, the key's expire-at.
-    uint64_t* rec = kGeneral && found >= 0 ? reinterpret_cast<uint64_t*>(found_vw) : nullptr;
-    uint64_t rec_hdr = 0;
     DeviceCounters* ctr = t.counters;
     if (found >= 0) {
       code = kResOk;
       if (kGeneral) {
-        rv = Ld(rec);
-        rec_hdr = Ld(rec + 1);
         rlen = uint32_t(rec_hdr >> 32);
-        if (found_meta & kVolatileBit) cur_exp = Ld(rec + kRecordExpireWord);
         if (Expired(cur_exp, a.now)) {
           // Lazy expiry: the key is absent to this op. A writer unlinks it
           // first (rr, rv, rlen tell the host what to free; the result is
@@ -374,6 +416,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       }
     }
 
+    // A GET touches after it validated, without the lock: a writer that
+    // replaces the key meanwhile may have its new key's byte touched once,
+    // as approximate as the racing readers TouchAccess already allows.
     if (leader && touch_slot >= 0 && t.access_mode != kAccessNone) {
       TouchAccess(t, AccessByte(t, bucket, touch_idx, touch_slot), touch_new, op.hash);
     }
@@ -381,10 +426,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     // the leader's release (fixed8 writes come from the leader only).
     if (kGeneral && writer) __threadfence();
     tile.Sync();
-    if (leader) {
-      if (writer) WriteUnlock(lock);
-      else ReadUnlock(lock);
-    }
+    if (leader && writer) WriteUnlock(lock);
   }
 
   if (group != 0 && leader) {
@@ -505,12 +547,15 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
   }
 }
 
-// Default variant: uncapped registers, 8 lanes per op (4 ops of a warp in
-// flight): the fastest on the H100 for every mix, 1.5x the whole-warp
-// variant (bench/results/h100/kernel_fixed8.json).
-int g_min_blocks = 1;
+// Default variant: 8 lanes per op (4 ops of a warp in flight), registers
+// capped for 4 blocks per SM in the fixed8 layout (64 registers, occupancy
+// 0.50: 1.17x the uncapped kernel's 0.38 at 95/5 on the H100, 2026-11-24)
+// and uncapped in the general one (its compares need the registers).
+int g_min_blocks = 0;  // 0: the layout's default
 int g_tile = 8;
 int g_resident_blocks[2][5] = {};
+
+int MinBlocksFor(bool general) { return g_min_blocks != 0 ? g_min_blocks : general ? 1 : 4; }
 
 template <bool kGeneral, int kTile>
 cudaError_t OccupancyT(int min_blocks, int* per_sm) {
@@ -557,7 +602,7 @@ void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableVie
 }  // namespace
 
 void SetLSlabVariant(int min_blocks, int tile) {
-  g_min_blocks = min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
+  g_min_blocks = min_blocks == 0 || min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
   g_tile = tile == 8 || tile == 16 ? tile : 32;
   for (auto& per_layout : g_resident_blocks) {
     for (int& b : per_layout) b = 0;
@@ -572,19 +617,21 @@ cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   int per_sm = 0;
-  err = general ? Occupancy<true>(g_min_blocks, &per_sm) : Occupancy<false>(g_min_blocks, &per_sm);
+  const int min_blocks = MinBlocksFor(general);
+  err = general ? Occupancy<true>(min_blocks, &per_sm) : Occupancy<false>(min_blocks, &per_sm);
   if (err != cudaSuccess) return err;
   int sms = 0;
   err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   *blocks = per_sm * sms;
-  g_resident_blocks[general ? 1 : 0][g_min_blocks] = *blocks;
+  g_resident_blocks[general ? 1 : 0][min_blocks] = *blocks;
   return cudaSuccess;
 }
 
 cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
                         uint32_t max_blocks, cudaStream_t stream) {
-  int resident = g_resident_blocks[general ? 1 : 0][g_min_blocks];
+  const int min_blocks = MinBlocksFor(general);
+  int resident = g_resident_blocks[general ? 1 : 0][min_blocks];
   if (resident == 0) {
     cudaError_t err = LSlabResidentBlocks(general, &resident);
     if (err != cudaSuccess) return err;
@@ -606,8 +653,8 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
   if (blocks > uint32_t(resident)) blocks = uint32_t(resident);
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
-  if (general) Launch<true>(g_min_blocks, blocks, stream, table, a);
-  else Launch<false>(g_min_blocks, blocks, stream, table, a);
+  if (general) Launch<true>(min_blocks, blocks, stream, table, a);
+  else Launch<false>(min_blocks, blocks, stream, table, a);
   return cudaGetLastError();
 }
 
