@@ -126,6 +126,9 @@ if [[ " $STAGES " == *" bench "* ]]; then
   }
   # (a) The L-Slab kernel alone on device-resident fixed8 batches.
   want kernel && run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
+  # The same on general-layout batches (16-byte keys, 64-byte values; the
+  # keys prefilled through the Store API).
+  want kernel && run_bench kernel_general kernel --layout general --keys-log2 24
   # (b) The Store API end to end (NewBatch + AppendBulk + async Submit,
   # every result consumed on the submitting thread), fixed8 and general,
   # GPU and CPU backend in the same run, 2^24 keys, 14 submitter threads
@@ -158,9 +161,11 @@ def load(n):
         return json.load(open(os.path.join(out, n + ".json")))
     except Exception as e:
         return None
-k = load("kernel_fixed8")
-if k:
-    print(f"(a) kernel fixed8, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
+for lay in ("fixed8", "general"):
+    k = load("kernel_" + lay)
+    if not k:
+        continue
+    print(f"(a) kernel {lay}, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
           f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
     for m in k["mixes"]:
         print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")

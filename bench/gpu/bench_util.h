@@ -37,13 +37,15 @@ namespace kvcg::bench {
 
 struct Args {
   std::string mode;
-  int keys_log2 = -1;         // -1: the mode's default (kernel 27, e2e 24, latency 22)
+  int keys_log2 = -1;         // -1: the mode's default (kernel 27 fixed8 / 24 general,
+                              // e2e 24, latency 22)
   double seconds = 3.0;       // e2e: measured seconds per cell
   double warmup = 0.5;        // e2e: unmeasured seconds before each cell
   int threads = 8;            // e2e: submitter threads (also the prefill's)
   int depth = 2;              // e2e: batches in flight per submitter thread
   int batch = 65536;          // e2e: ops per submitted batch
   std::string layout = "both";  // e2e, latency: fixed8 | general | both
+  bool layout_given = false;    // --layout was passed (kernel mode's default is fixed8)
   bool cpu = true;            // e2e, latency: also run the CPU backend
   bool consume_in_completion = true;  // e2e: false = on the submitter thread
   int iterations = 20000;     // latency: measured batches per cell
@@ -142,7 +144,8 @@ struct Rng {
 // Latencies (any unit): sorted copy's quantile q.
 double Quantile(const std::vector<double>& sorted, double q);
 
-// The modes (kernel_bench.cc, e2e_bench.cc, latency_bench.cc).
+// The modes (kernel_bench.cc with kernel_general_bench.cc, e2e_bench.cc,
+// latency_bench.cc, expiry_bench.cc).
 int RunKernel(const Args& args);
 int RunE2e(const Args& args);
 int RunLatency(const Args& args);

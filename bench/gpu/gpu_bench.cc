@@ -2,10 +2,13 @@
 // printing one JSON document on stdout (progress on stderr) with the device,
 // the date and $COMMIT.
 //
-//   kernel   (a) the L-Slab kernel alone on device-resident fixed8 batches
-//            (keys distinct within a batch), 2^27 keys, mixes 100/0, 95/5,
-//            50/50, 0/100, next to the random 8-byte-read and 256-byte-slab-
-//            read bounds of the same table memory (kernel_bench.cc).
+//   kernel   (a) the L-Slab kernel alone on device-resident batches (keys
+//            distinct within a batch), next to the random 8-byte-read and
+//            256-byte-slab-read bounds of the same table memory: fixed8
+//            (default), 2^27 keys, mixes 100/0, 95/5, 50/50, 0/100
+//            (kernel_bench.cc); --layout general: 16-byte keys, 64-byte
+//            values, 2^24 keys, mixes 100/0, 95/5, 50/50
+//            (kernel_general_bench.cc); --layout both: a JSON array of both.
 //   e2e      (b) the Store API end to end: submitter threads build batches
 //            in NewBatch() memory, Submit them asynchronously and consume
 //            every result; fixed8 and general; GPU and CPU backend in the same
@@ -17,11 +20,13 @@
 //            next to the bytes-read / HBM-bandwidth bound (expiry_bench.cc).
 //
 // Usage: kvcg-bench-gpu kernel|e2e|latency|expiry [flags]
-//   --keys-log2 N        keys prefilled (kernel 27, e2e 24, latency 22, expiry 27)
-//   --layout L           e2e, latency: fixed8 | general | both (default both)
+//   --keys-log2 N        keys prefilled (kernel 27 fixed8 / 24 general, e2e 24,
+//                        latency 22, expiry 27)
+//   --layout L           fixed8 | general | both: e2e, latency (default both),
+//                        kernel (default fixed8)
 //   --cpu 0|1            e2e, latency: also run the CPU backend (default 1)
 //   --threads T          e2e: submitter threads, also the prefill's (default 8;
-//                        expiry: the prefill's)
+//                        expiry, kernel --layout general: the prefill's)
 //   --depth D            e2e: batches in flight per thread (default 2)
 //   --batch N            e2e: ops per batch (default 65536)
 //   --seconds S          e2e: measured seconds per cell (default 3)
@@ -67,7 +72,10 @@ int main(int argc, char** argv) {
       else if (f == "--threads") args.threads = std::stoi(v);
       else if (f == "--depth") args.depth = std::stoi(v);
       else if (f == "--batch") args.batch = std::stoi(v);
-      else if (f == "--layout") args.layout = v;
+      else if (f == "--layout") {
+        args.layout = v;
+        args.layout_given = true;
+      }
       else if (f == "--cpu") args.cpu = std::stoi(v) != 0;
       else if (f == "--consume") args.consume_in_completion = v == "completion";
       else if (f == "--iterations") args.iterations = std::stoi(v);

@@ -1,5 +1,8 @@
 // kvcg-bench-gpu kernel: the L-Slab kernel alone on device-resident batches
-// (issue 3 §5 (a)).
+// (issue 3 §5 (a)). --layout fixed8 (the default) | general | both: the
+// general layout is kernel_general_bench.cc; "both" prints a JSON array of
+// the two documents. This file: the fixed8 benchmark and the pieces both
+// share (kernel_bench.h).
 //
 // A fixed8 GPU store is opened for its table; the benchmark then bypasses
 // the pipeline and launches the L-Slab kernel itself on batches generated in
@@ -19,11 +22,14 @@
 //     region (CUDA events) holds kernel launches only. Every key exists, so a
 //     GET must answer found and a PUT "found, stored" without taking a slab
 //     (allowance 0): any other code fails the run.
+#include "kernel_bench.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "bench_kernels.h"
@@ -32,75 +38,71 @@
 #include "store/gpu/lslab_kernel.h"
 
 namespace kvcg::bench {
-namespace {
 
 namespace g = kvcg::store::gpu;
 using Clock = std::chrono::steady_clock;
 
-// Header words of one launch: [0] cursor, [1] slab allowance, [2..3] unused.
-constexpr size_t kHdrWords = 4;
-
-// One device-resident batch: the L-Slab input and result columns.
-struct DeviceArb {
-  uint32_t cap = 0;
-  uint64_t *hash = nullptr, *key = nullptr, *ctl = nullptr, *value = nullptr;
-  uint8_t* code = nullptr;
-  uint64_t *rvalue = nullptr, *rrec = nullptr;
-  uint32_t* rlen = nullptr;
-  uint32_t* done = nullptr;  // per-group counters: unused (every op is group 0), but valid
-
-  void Alloc(uint32_t n) {
-    cap = n;
-    KVCG_CK(cudaMalloc(&hash, n * 8ull));
-    KVCG_CK(cudaMalloc(&key, n * 8ull));
-    KVCG_CK(cudaMalloc(&ctl, n * 8ull));
-    KVCG_CK(cudaMalloc(&value, n * 8ull));
-    KVCG_CK(cudaMalloc(&code, n));
-    KVCG_CK(cudaMalloc(&rvalue, n * 8ull));
-    KVCG_CK(cudaMalloc(&rrec, n * 8ull));
-    KVCG_CK(cudaMalloc(&rlen, n * 4ull));
-    KVCG_CK(cudaMalloc(&done, 64));
-    KVCG_CK(cudaMemset(done, 0, 64));
+void DeviceArb::Alloc(uint32_t n, bool general_layout, uint64_t arena_words) {
+  cap = n;
+  general = general_layout;
+  KVCG_CK(cudaMalloc(&hash, n * 8ull));
+  KVCG_CK(cudaMalloc(&key, n * 8ull));
+  KVCG_CK(cudaMalloc(&ctl, n * 8ull));
+  KVCG_CK(cudaMalloc(&value, n * 8ull));
+  KVCG_CK(cudaMalloc(&code, n));
+  KVCG_CK(cudaMalloc(&rvalue, n * 8ull));
+  KVCG_CK(cudaMalloc(&rrec, n * 8ull));
+  KVCG_CK(cudaMalloc(&rlen, n * 4ull));
+  KVCG_CK(cudaMalloc(&done, 64));
+  KVCG_CK(cudaMemset(done, 0, 64));
+  if (general) {
+    KVCG_CK(cudaMalloc(&rec, n * 8ull));
+    KVCG_CK(cudaMalloc(&vlen, n * 4ull));
+    KVCG_CK(cudaMalloc(&arena, std::max<uint64_t>(arena_words, 1) * 8));
   }
-  void Free() {
-    for (void* p : {(void*)hash, (void*)key, (void*)ctl, (void*)value, (void*)code,
-                    (void*)rvalue, (void*)rrec, (void*)rlen, (void*)done}) {
-      KVCG_CK(cudaFree(p));
-    }
-  }
-  // The view of the first n ops, with launch header `hdr` (kHdrWords words).
-  g::ArbView View(uint32_t n, uint32_t* hdr) const {
-    g::ArbView a{};
-    a.n = n;
-    a.cursor = hdr;
-    a.slab_allowance = reinterpret_cast<int*>(hdr + 1);
-    a.hash = hash;
-    a.key = key;
-    a.ctl = ctl;
-    a.value = value;
-    a.expected = nullptr;  // no CAS
-    a.rec = nullptr;       // general only
-    a.vlen = nullptr;      // general only
-    a.done = done;
-    a.arena = nullptr;     // general only
-    a.skip = nullptr;      // every op is well-formed
-    a.res_code = code;
-    a.res_value = rvalue;
-    a.res_len = rlen;
-    a.res_rec = rrec;
-    return a;
-  }
-};
+}
 
-// Copies `n` result codes (and the ctl words, for each op's type) back and
-// checks each op's code: get_code for a GET, put_code for a PUT. Exits 1 on
-// the first mismatch.
+void DeviceArb::Free() {
+  for (void* p : {(void*)hash, (void*)key, (void*)ctl, (void*)value, (void*)code, (void*)rvalue,
+                  (void*)rrec, (void*)rlen, (void*)done, (void*)rec, (void*)vlen, (void*)arena}) {
+    if (p != nullptr) KVCG_CK(cudaFree(p));
+  }
+  *this = DeviceArb{};
+}
+
+g::ArbView DeviceArb::View(uint32_t n, uint32_t* hdr) const {
+  g::ArbView a{};
+  a.n = n;
+  a.cursor = hdr;
+  a.slab_allowance = reinterpret_cast<int*>(hdr + 1);
+  a.hash = hash;
+  a.key = key;
+  a.ctl = ctl;
+  a.value = value;
+  a.expected = nullptr;  // no CAS
+  a.rec = rec;           // general only (null in fixed8)
+  a.vlen = vlen;         // general only
+  a.done = done;
+  a.arena = arena;       // general only
+  a.expire = nullptr;    // no expiry: every op's is kNoExpiry
+  a.now = 0;
+  a.skip = nullptr;      // every op is well-formed
+  a.out_codes = nullptr; // raw res_* columns, not kvcg's form
+  a.res_code = code;
+  a.res_value = rvalue;
+  a.res_len = rlen;
+  a.res_rec = rrec;
+  return a;
+}
+
 void CheckCodes(const DeviceArb& arb, uint32_t n, const char* what, uint8_t get_code,
-                uint8_t put_code) {
+                uint8_t put_code, int64_t get_len) {
   std::vector<uint8_t> codes(n);
   std::vector<uint64_t> ctl(n);
+  std::vector<uint32_t> lens(get_len >= 0 ? n : 0);
   KVCG_CK(cudaMemcpy(codes.data(), arb.code, n, cudaMemcpyDeviceToHost));
   KVCG_CK(cudaMemcpy(ctl.data(), arb.ctl, n * 8ull, cudaMemcpyDeviceToHost));
+  if (get_len >= 0) KVCG_CK(cudaMemcpy(lens.data(), arb.rlen, n * 4ull, cudaMemcpyDeviceToHost));
   for (uint32_t i = 0; i < n; ++i) {
     const bool put = (ctl[i] & 3) == g::kOpPut;
     const uint8_t want = put ? put_code : get_code;
@@ -108,34 +110,161 @@ void CheckCodes(const DeviceArb& arb, uint32_t n, const char* what, uint8_t get_
       Fail("kernel %s: op %u (%s) answered code 0x%02x, expected 0x%02x", what, i,
            put ? "PUT" : "GET", codes[i], want);
     }
+    if (!put && get_len >= 0 && lens[i] != uint64_t(get_len)) {
+      Fail("kernel %s: op %u (GET) found a %u-byte value, expected %lld bytes", what, i, lens[i],
+           (long long)get_len);
+    }
   }
 }
 
-}  // namespace
+void KernelRig::Init() {
+  KVCG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  KVCG_CK(cudaEventCreate(&e0));
+  KVCG_CK(cudaEventCreate(&e1));
+  KVCG_CK(cudaMalloc(&hdrs, (kKernelBatches + kKernelReps) * kHdrWords * 4));
+}
 
-int RunKernel(const Args& args) {
-  const int log2 = args.keys_log2 < 0 ? 27 : args.keys_log2;
-  const uint64_t keys = 1ull << log2;
+void KernelRig::Destroy() {
+  KVCG_CK(cudaFree(hdrs));
+  KVCG_CK(cudaEventDestroy(e0));
+  KVCG_CK(cudaEventDestroy(e1));
+  KVCG_CK(cudaStreamDestroy(s));
+}
+
+KernelBounds MeasureBounds(const g::TableView& table, KernelRig& rig) {
+  uint64_t* sink;
+  KVCG_CK(cudaMalloc(&sink, 8));
+  const uint64_t buckets = uint64_t(1) << table.bucket_bits;
+  const uint64_t words = buckets * g::kSlabWords;
+  const uint64_t threads = 132ull * 2048 * 4;
+  const int per = 64;
+  cudaStream_t s = rig.s;
+  auto time_it = [&](auto&& launch) {
+    launch();
+    KVCG_CK(cudaStreamSynchronize(s));
+    KVCG_CK(cudaEventRecord(rig.e0, s));
+    for (int r = 0; r < 5; ++r) launch();
+    KVCG_CK(cudaEventRecord(rig.e1, s));
+    KVCG_CK(cudaEventSynchronize(rig.e1));
+    float ms;
+    KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
+    return ms / 1e3 / 5;
+  };
+  KernelBounds b;
+  const double read8_s =
+      time_it([&] { KVCG_CK(LaunchRandomRead8(table.buckets, words, threads, per, 7, sink, s)); });
+  b.read8_gps = threads * per / read8_s / 1e9;
+  const uint64_t warps = threads / 32 * 4;
+  const double slab_s =
+      time_it([&] { KVCG_CK(LaunchRandomSlab256(table.buckets, buckets, warps, per, 9, sink, s)); });
+  b.slab256_gps = warps * per / slab_s / 1e9;
+  KVCG_CK(cudaFree(sink));
+  return b;
+}
+
+void RunVariants(bool general, const g::TableView& table, KernelRig& rig,
+                 const std::vector<DeviceArb>& arbs, uint32_t batch, const Mix& mix,
+                 const std::vector<std::pair<int, int>>& variants, double slab_gps,
+                 double bytes_per_op, int64_t get_len, bool* first_row) {
+  int device = 0, sms = 0, max_threads_sm = 0;
+  KVCG_CK(cudaGetDevice(&device));
+  KVCG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  KVCG_CK(cudaDeviceGetAttribute(&max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  const int default_blocks = g::LSlabMinBlocks(), default_tile = g::LSlabTile();
+  const int nb = int(arbs.size());
+  const char* layout = general ? "general" : "fixed8";
+  cudaStream_t s = rig.s;
+  for (const auto& [variant, tile] : variants) {
+    g::SetLSlabVariant(variant, tile);
+    // Fresh headers: cursor 0, allowance 0 (existing keys only: no slab).
+    KVCG_CK(cudaMemsetAsync(rig.hdrs, 0, (kKernelBatches + kKernelReps) * kHdrWords * 4, s));
+    for (int b = 0; b < nb; ++b) {
+      KVCG_CK(g::LaunchLSlab(general, table, arbs[b].View(batch, rig.hdrs + b * kHdrWords), 0, s));
+    }
+    KVCG_CK(cudaStreamSynchronize(s));
+    KVCG_CK(cudaEventRecord(rig.e0, s));
+    for (int r = 0; r < kKernelReps; ++r) {
+      uint32_t* hdr = rig.hdrs + (kKernelBatches + r) * kHdrWords;
+      KVCG_CK(g::LaunchLSlab(general, table, arbs[r % nb].View(batch, hdr), 0, s));
+    }
+    KVCG_CK(cudaEventRecord(rig.e1, s));
+    KVCG_CK(cudaEventSynchronize(rig.e1));
+    float ms;
+    KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
+    const double gops = double(batch) * kKernelReps / (ms / 1e3) / 1e9;
+    // Every key exists: GET found (0), PUT found and stored (0x80).
+    const std::string what = std::string(layout) + " " + mix.name;
+    for (int b = 0; b < nb; ++b) {
+      CheckCodes(arbs[b], batch, what.c_str(), g::kResOk, g::kResOk | g::kResStored, get_len);
+    }
+    // Theoretical occupancy of the variant (resident threads / the SMs'
+    // maximum) and the bytes a probe moves, against the slab-read bound.
+    int resident = 0;
+    KVCG_CK(g::LSlabResidentBlocks(general, &resident));
+    const double occupancy =
+        double(resident) * g::kLSlabBlockThreads / (double(sms) * max_threads_sm);
+    std::fprintf(stderr,
+                 "kernel %s %-12s min_blocks %d tile %2d: %.3f G ops/s (occupancy %.2f, %.0f%% of "
+                 "slab256)\n",
+                 layout, mix.name, variant, tile, gops, occupancy, 100.0 * gops / slab_gps);
+    std::printf("%s    {\"mix\": \"%s\", \"min_blocks_per_sm\": %d, \"tile\": %d, "
+                "\"gops\": %.3f, \"ms_per_batch\": %.4f, \"found_fraction\": 1.0, "
+                "\"occupancy\": %.3f, \"share_of_slab256_bound\": %.3f, \"dram_gbps_est\": %.1f}",
+                *first_row ? "" : ",\n", mix.name, variant, tile, gops, ms / kKernelReps,
+                occupancy, gops / slab_gps, gops * bytes_per_op);
+    *first_row = false;
+  }
+  g::SetLSlabVariant(default_blocks, default_tile);  // back to the store's default
+}
+
+std::unique_ptr<Store> OpenKernelStore(Layout layout, uint64_t keys, g::GpuStore** gs) {
   Config c;
   c.backend = Backend::kGpu;
-  c.layout = Layout::kFixed8;
+  c.layout = layout;
   c.expected_keys = keys;
+  c.active_expiry_hz = 0;  // no sweep kernel beside the timed launches
   auto store = OpenStore(c);
-  auto* gs = dynamic_cast<g::GpuStore*>(store.get());
-  if (gs == nullptr) Fail("kernel: the store is not a GpuStore");
+  *gs = dynamic_cast<g::GpuStore*>(store.get());
+  if (*gs == nullptr) Fail("kernel: the store is not a GpuStore");
+  return store;
+}
+
+TableBytes TableDeviceBytes(g::GpuStore& gs) {
+  const uint64_t buckets = uint64_t(1) << gs.table().bucket_bits;
+  TableBytes b;
+  b.used = (buckets + gs.pool().used()) * g::kSlabAndAccessBytes;
+  b.allocated = buckets * g::kSlabAndAccessBytes + gs.pool().chunk_count() * g::kPoolChunkBytes;
+  return b;
+}
+
+int RunKernel(const Args& args) {
+  // Kernel mode's layout defaults to fixed8 (scripts/gpu-check.sh's call).
+  const std::string layout = args.layout_given ? args.layout : "fixed8";
+  if (layout == "fixed8") return RunKernelFixed8(args);
+  if (layout == "general") return RunKernelGeneral(args);
+  // both: one JSON array of the two documents.
+  std::printf("[\n");
+  int rc = RunKernelFixed8(args);
+  std::printf(",\n");
+  std::fflush(stdout);
+  if (rc == 0) rc = RunKernelGeneral(args);
+  std::printf("]\n");
+  return rc;
+}
+
+int RunKernelFixed8(const Args& args) {
+  const int log2 = args.keys_log2 < 0 ? 27 : args.keys_log2;
+  const uint64_t keys = 1ull << log2;
+  g::GpuStore* gs = nullptr;
+  auto store = OpenKernelStore(Layout::kFixed8, keys, &gs);
   const g::TableView table = gs->table();
   // A batch as large as the pipeline's ARBs; at most the key space, so that
   // its keys can be distinct.
   const uint32_t batch = uint32_t(std::min<uint64_t>(gs->max_batch_ops(), keys));
-  cudaStream_t s;
-  KVCG_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  KVCG_CK(cudaEventCreate(&e0));
-  KVCG_CK(cudaEventCreate(&e1));
-
-  constexpr int kBatches = 4, kReps = 24;
-  uint32_t* hdrs;  // kBatches warm-up headers, then kReps timed ones
-  KVCG_CK(cudaMalloc(&hdrs, (kBatches + kReps) * kHdrWords * 4));
+  KernelRig rig;
+  rig.Init();
+  cudaStream_t s = rig.s;
+  uint32_t* hdrs = rig.hdrs;
 
   // Prefill: sequential PUTs of new keys, each batch with its own slabs.
   const uint32_t fill = uint32_t(std::min<uint64_t>(1u << 22, keys));
@@ -165,47 +294,17 @@ int RunKernel(const Args& args) {
          (unsigned long long)keys);
   }
   arb.Free();
-  std::fprintf(stderr, "kernel: prefilled %llu keys in %.2f s\n", (unsigned long long)keys, fill_s);
+  std::fprintf(stderr, "kernel fixed8: prefilled %llu keys in %.2f s\n", (unsigned long long)keys,
+               fill_s);
 
   // Random-read bounds on the bucket array (the table's own memory).
-  uint64_t* sink;
-  KVCG_CK(cudaMalloc(&sink, 8));
+  const KernelBounds bounds = MeasureBounds(table, rig);
   const uint64_t buckets = uint64_t(1) << table.bucket_bits;
-  const uint64_t words = buckets * g::kSlabWords;
-  const uint64_t threads = 132ull * 2048 * 4;
-  const int per = 64;
-  auto time_it = [&](auto&& launch) {
-    launch();
-    KVCG_CK(cudaStreamSynchronize(s));
-    KVCG_CK(cudaEventRecord(e0, s));
-    for (int r = 0; r < 5; ++r) launch();
-    KVCG_CK(cudaEventRecord(e1, s));
-    KVCG_CK(cudaEventSynchronize(e1));
-    float ms;
-    KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
-    return ms / 1e3 / 5;
-  };
-  const double read8_s =
-      time_it([&] { KVCG_CK(LaunchRandomRead8(table.buckets, words, threads, per, 7, sink, s)); });
-  const double read8_gps = threads * per / read8_s / 1e9;
-  const uint64_t warps = threads / 32 * 4;
-  const double slab_s =
-      time_it([&] { KVCG_CK(LaunchRandomSlab256(table.buckets, buckets, warps, per, 9, sink, s)); });
-  const double slab_gps = warps * per / slab_s / 1e9;
-  KVCG_CK(cudaFree(sink));
-
-  // Device memory of the table per key: head slabs and the pool slabs
-  // taken (each with its access bytes), then what the pool has allocated.
-  const uint64_t used_bytes = (buckets + gs->pool().used()) * g::kSlabAndAccessBytes;
-  const uint64_t alloc_bytes = buckets * g::kSlabAndAccessBytes + gs->pool().chunk_count() * g::kPoolChunkBytes;
-  int device = 0, sms = 0, max_threads_sm = 0;
-  KVCG_CK(cudaGetDevice(&device));
-  KVCG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  KVCG_CK(cudaDeviceGetAttribute(&max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  const TableBytes tb = TableDeviceBytes(*gs);
 
   PrintHeader("kernel");
   std::printf("  \"bytes_per_key\": %.2f, \"bytes_per_key_allocated\": %.2f,\n",
-              double(used_bytes) / keys, double(alloc_bytes) / keys);
+              double(tb.used) / keys, double(tb.allocated) / keys);
   std::printf("  \"bound_note\": \"a probe reads a slab's 256-byte key half: slab256 is the bound of "
               "a GET, get100_share_of_bound = get100 ops / slab256 reads; dram_gbps_est = ops x 288 "
               "bytes (key half + the value's sector)\",\n");
@@ -215,68 +314,27 @@ int RunKernel(const Args& args) {
               "numbering; timed: L-Slab launches only)\",\n");
   std::printf("  \"prefill_s\": %.3f, \"prefill_mops\": %.1f,\n", fill_s, keys / fill_s / 1e6);
   std::printf("  \"bound_random_read8_gps\": %.2f, \"bound_random_slab256_gps\": %.2f,\n",
-              read8_gps, slab_gps);
+              bounds.read8_gps, bounds.slab256_gps);
   std::printf("  \"mixes\": [\n");
 
   const Mix kMixes[] = {{"get100", 0}, {"get95_put5", 50}, {"get50_put50", 500}, {"put100", 1000}};
-  const int kVariants[][2] = {{1, 32}, {4, 32}, {4, 16}, {4, 8}, {1, 8}};
-  const int default_blocks = g::LSlabMinBlocks(), default_tile = g::LSlabTile();
+  const std::vector<std::pair<int, int>> kVariants = {{1, 32}, {4, 32}, {4, 16}, {4, 8}, {1, 8}};
   bool first_row = true;
   for (const Mix& mix : kMixes) {
-    std::vector<DeviceArb> arbs(kBatches);
-    for (int b = 0; b < kBatches; ++b) {
+    std::vector<DeviceArb> arbs(kKernelBatches);
+    for (int b = 0; b < kKernelBatches; ++b) {
       arbs[b].Alloc(batch);
       // Batch b covers the window [b * batch, (b + 1) * batch) of the key
       // space (mod 2^keys_log2), permuted: distinct keys inside it.
       KVCG_CK(GenerateArb(batch, uint64_t(b) * batch, log2, mix.put_per_mille, 100 + b, false,
                           arbs[b].hash, arbs[b].key, arbs[b].ctl, arbs[b].value, s));
     }
-    for (const auto& v : kVariants) {
-      const int variant = v[0], tile = v[1];
-      g::SetLSlabVariant(variant, tile);
-      // Fresh headers: cursor 0, allowance 0 (existing keys only: no slab).
-      KVCG_CK(cudaMemsetAsync(hdrs, 0, (kBatches + kReps) * kHdrWords * 4, s));
-      for (int b = 0; b < kBatches; ++b) {
-        KVCG_CK(g::LaunchLSlab(false, table, arbs[b].View(batch, hdrs + b * kHdrWords), 0, s));
-      }
-      KVCG_CK(cudaStreamSynchronize(s));
-      KVCG_CK(cudaEventRecord(e0, s));
-      for (int r = 0; r < kReps; ++r) {
-        uint32_t* hdr = hdrs + (kBatches + r) * kHdrWords;
-        KVCG_CK(g::LaunchLSlab(false, table, arbs[r % kBatches].View(batch, hdr), 0, s));
-      }
-      KVCG_CK(cudaEventRecord(e1, s));
-      KVCG_CK(cudaEventSynchronize(e1));
-      float ms;
-      KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
-      const double gops = double(batch) * kReps / (ms / 1e3) / 1e9;
-      // Every key exists: GET found (0), PUT found and stored (0x80).
-      for (int b = 0; b < kBatches; ++b) {
-        CheckCodes(arbs[b], batch, mix.name, g::kResOk, g::kResOk | g::kResStored);
-      }
-      // Theoretical occupancy of the variant (resident threads / the SMs'
-      // maximum) and the bytes a probe moves, against the slab-read bound.
-      int resident = 0;
-      KVCG_CK(g::LSlabResidentBlocks(false, &resident));
-      const double occupancy =
-          double(resident) * g::kLSlabBlockThreads / (double(sms) * max_threads_sm);
-      std::fprintf(stderr, "kernel %-12s min_blocks %d tile %2d: %.3f G ops/s (occupancy %.2f, %.0f%% of slab256)\n",
-                   mix.name, variant, tile, gops, occupancy, 100.0 * gops / slab_gps);
-      std::printf("%s    {\"mix\": \"%s\", \"min_blocks_per_sm\": %d, \"tile\": %d, "
-                  "\"gops\": %.3f, \"ms_per_batch\": %.4f, \"found_fraction\": 1.0, "
-                  "\"occupancy\": %.3f, \"share_of_slab256_bound\": %.3f, \"dram_gbps_est\": %.1f}",
-                  first_row ? "" : ",\n", mix.name, variant, tile, gops, ms / kReps, occupancy,
-                  gops / slab_gps, gops * 288);
-      first_row = false;
-    }
-    g::SetLSlabVariant(default_blocks, default_tile);  // back to the store's default
+    RunVariants(false, table, rig, arbs, batch, mix, kVariants, bounds.slab256_gps, 288, -1,
+                &first_row);
     for (auto& a : arbs) a.Free();
   }
   std::printf("\n  ]\n}\n");
-  KVCG_CK(cudaFree(hdrs));
-  KVCG_CK(cudaEventDestroy(e0));
-  KVCG_CK(cudaEventDestroy(e1));
-  KVCG_CK(cudaStreamDestroy(s));
+  rig.Destroy();
   return 0;
 }
 

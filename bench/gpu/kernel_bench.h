@@ -1,0 +1,105 @@
+// Pieces shared by the two halves of kvcg-bench-gpu kernel: the fixed8
+// benchmark (kernel_bench.cc) and the general-layout one
+// (kernel_general_bench.cc). Definitions in kernel_bench.cc.
+//
+// Both bypass the store's pipeline and launch the L-Slab kernel themselves
+// on device-resident batches (DeviceArb) against a GPU store's table; the
+// timed region (CUDA events) holds kernel launches only, each with its own
+// pre-zeroed header (cursor, slab allowance 0).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "bench_util.h"
+#include "store/gpu/lslab_kernel.h"
+#include "store/gpu/lslab_types.h"
+
+namespace kvcg::store::gpu {
+class GpuStore;
+}  // namespace kvcg::store::gpu
+
+namespace kvcg::bench {
+
+// Header words of one launch: [0] cursor, [1] slab allowance, [2..3] unused.
+constexpr size_t kHdrWords = 4;
+// Device-resident batches per mix, and timed launches over them (round robin).
+constexpr int kKernelBatches = 4, kKernelReps = 24;
+
+// One device-resident batch: the L-Slab input and result columns. The
+// general layout adds vlen, rec and the key arena (arena_words words).
+struct DeviceArb {
+  uint32_t cap = 0;
+  bool general = false;
+  uint64_t *hash = nullptr, *key = nullptr, *ctl = nullptr, *value = nullptr;
+  uint64_t *rec = nullptr, *arena = nullptr;  // general only
+  uint32_t* vlen = nullptr;                   // general only
+  uint8_t* code = nullptr;
+  uint64_t *rvalue = nullptr, *rrec = nullptr;
+  uint32_t* rlen = nullptr;
+  uint32_t* done = nullptr;  // per-group counters: unused (every op is group 0), but valid
+
+  // fixed8: Alloc(n). general: Alloc(n, true, words of key bytes).
+  void Alloc(uint32_t n, bool general_layout = false, uint64_t arena_words = 0);
+  void Free();
+  // The view of the first n ops, with launch header `hdr` (kHdrWords words).
+  store::gpu::ArbView View(uint32_t n, uint32_t* hdr) const;
+};
+
+// Copies the result codes (and the ctl words, for each op's type) of `n`
+// ops back and checks each: get_code for a GET, put_code for a PUT; with
+// get_len >= 0 a GET's res_len must be get_len too (general). Fails the run
+// on the first mismatch.
+void CheckCodes(const DeviceArb& arb, uint32_t n, const char* what, uint8_t get_code,
+                uint8_t put_code, int64_t get_len = -1);
+
+// Stream, events and the launch headers (kKernelBatches warm-up headers,
+// then kKernelReps timed ones) of one kernel benchmark.
+struct KernelRig {
+  cudaStream_t s = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  uint32_t* hdrs = nullptr;
+  void Init();
+  void Destroy();
+};
+
+// Random-read bounds measured on the table's own bucket array: random
+// 8-byte reads and random 256-byte slab-half reads (what one probe costs),
+// in G reads/s.
+struct KernelBounds {
+  double read8_gps = 0, slab256_gps = 0;
+};
+KernelBounds MeasureBounds(const store::gpu::TableView& table, KernelRig& rig);
+
+// One mix under each kernel variant ({min_blocks, tile} pairs): per variant,
+// a warm-up launch of every batch, then kKernelReps timed launches; every
+// op must answer found (GET; general: with a get_len-byte value) or "found,
+// stored" (PUT). Prints a progress line on stderr and one JSON row per
+// variant on stdout (preceded by ",\n" unless *first_row); bytes_per_op
+// turns G ops/s into the dram_gbps_est column. Restores the default variant.
+void RunVariants(bool general, const store::gpu::TableView& table, KernelRig& rig,
+                 const std::vector<DeviceArb>& arbs, uint32_t batch, const Mix& mix,
+                 const std::vector<std::pair<int, int>>& variants, double slab_gps,
+                 double bytes_per_op, int64_t get_len, bool* first_row);
+
+// Opens a GPU store of `layout` sized for `keys`, active expiry off (no
+// sweep kernel may run beside the timed launches); *gs: the store as a
+// GpuStore (its table and pool).
+std::unique_ptr<Store> OpenKernelStore(Layout layout, uint64_t keys, store::gpu::GpuStore** gs);
+
+// Device memory of the table: head slabs and the pool slabs taken (each
+// with its access bytes), then what the pool has allocated.
+struct TableBytes {
+  uint64_t used = 0, allocated = 0;
+};
+TableBytes TableDeviceBytes(store::gpu::GpuStore& gs);
+
+// The two layouts' benchmarks (each prints one JSON document).
+int RunKernelFixed8(const Args& args);
+int RunKernelGeneral(const Args& args);
+
+}  // namespace kvcg::bench
