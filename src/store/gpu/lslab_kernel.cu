@@ -548,14 +548,15 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
 }
 
 // Default variant: 8 lanes per op (4 ops of a warp in flight), registers
-// capped for 4 blocks per SM in the fixed8 layout (64 registers, occupancy
-// 0.50: 1.17x the uncapped kernel's 0.38 at 95/5 on the H100, 2026-11-24)
-// and uncapped in the general one (its compares need the registers).
-int g_min_blocks = 0;  // 0: the layout's default
+// capped for 4 blocks per SM (64 registers, occupancy 0.50). Measured on the
+// H100 at 95/5 (2026-11-24, kvcg-bench-gpu kernel): fixed8 2.83 G ops/s
+// against 2.41 uncapped (72 registers, occupancy 0.38), general 1.61 against
+// 1.23 uncapped (112 registers, 0.25) — the spills cost less than the
+// latency the extra warps hide.
+int g_min_blocks = 4;
 int g_tile = 8;
 int g_resident_blocks[2][5] = {};
 
-int MinBlocksFor(bool general) { return g_min_blocks != 0 ? g_min_blocks : general ? 1 : 4; }
 
 template <bool kGeneral, int kTile>
 cudaError_t OccupancyT(int min_blocks, int* per_sm) {
@@ -602,7 +603,7 @@ void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableVie
 }  // namespace
 
 void SetLSlabVariant(int min_blocks, int tile) {
-  g_min_blocks = min_blocks == 0 || min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
+  g_min_blocks = min_blocks == 0 ? 4 : min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
   g_tile = tile == 8 || tile == 16 ? tile : 32;
   for (auto& per_layout : g_resident_blocks) {
     for (int& b : per_layout) b = 0;
@@ -617,7 +618,7 @@ cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   int per_sm = 0;
-  const int min_blocks = MinBlocksFor(general);
+  const int min_blocks = g_min_blocks;
   err = general ? Occupancy<true>(min_blocks, &per_sm) : Occupancy<false>(min_blocks, &per_sm);
   if (err != cudaSuccess) return err;
   int sms = 0;
@@ -630,7 +631,7 @@ cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
 
 cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
                         uint32_t max_blocks, cudaStream_t stream) {
-  const int min_blocks = MinBlocksFor(general);
+  const int min_blocks = g_min_blocks;
   int resident = g_resident_blocks[general ? 1 : 0][min_blocks];
   if (resident == 0) {
     cudaError_t err = LSlabResidentBlocks(general, &resident);
