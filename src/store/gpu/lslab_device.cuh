@@ -296,9 +296,13 @@ __device__ bool ReadValidate(const uint64_t* lock_word, uint64_t seen, const Til
 
 // General layout: does key record `rec` hold exactly the op's key? Tile-wide.
 template <int kTile>
+// The record's length word is lane 0's, shuffled: a lock-free GET may read
+// a record that a writer is changing, and every lane must take the same
+// branch to the tile-wide vote.
 __device__ bool KeyEquals(const uint64_t* rec, const Op& op, const ArbView& a, const Tile<kTile>& tile) {
   const uint32_t klen = uint32_t(op.key >> 32);
-  if (uint32_t(Ld(rec + 1)) != klen) return false;
+  const uint32_t rec_klen = tile.Shfl(tile.lane == 0 ? uint32_t(Ld(rec + 1)) : 0u, 0);
+  if (rec_klen != klen) return false;
   const uint32_t words = (klen + 7) / 8;
   const uint64_t* mine = a.arena + uint32_t(op.key) / 8;
   bool eq = true;

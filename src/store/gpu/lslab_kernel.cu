@@ -171,9 +171,13 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
             found = c;
             break;
           }
-          const uint64_t r = Ld(slab + 32 + c);
+          // Lane 0's load, shuffled: lanes of a lock-free GET could see
+          // different words while a writer changes the slab, and must not
+          // part ways before the tile-wide compare.
+          const uint64_t r = tile.Shfl(tile.lane == 0 ? Ld(slab + 32 + c) : 0ull, 0);
           if (r != 0 && KeyEquals<kTile>(reinterpret_cast<const uint64_t*>(r), op, a, tile)) {
             found = c;
+            found_vw = r;
             break;
           }
         }
@@ -181,7 +185,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           found_slab = slab;
           found_idx = idx;
           found_meta = meta;
-          found_vw = Ld(slab + 32 + found);
+          if (!kGeneral) found_vw = tile.Shfl(tile.lane == 0 ? Ld(slab + 32 + found) : 0ull, 0);
           break;
         }
         if (free_slot < 0 && empty != 0) {
@@ -206,9 +210,15 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       cur_exp = 0;
       rv = 0;
       if (kGeneral && rec != nullptr) {
-        rv = Ld(rec);
-        rec_hdr = Ld(rec + 1);
-        if (found_meta & kVolatileBit) cur_exp = Ld(rec + kRecordExpireWord);
+        // Lane 0's loads for the whole tile (as above).
+        if (tile.lane == 0) {
+          rv = Ld(rec);
+          rec_hdr = Ld(rec + 1);
+          if (found_meta & kVolatileBit) cur_exp = Ld(rec + kRecordExpireWord);
+        }
+        rv = tile.Shfl(rv, 0);
+        rec_hdr = tile.Shfl(rec_hdr, 0);
+        cur_exp = tile.Shfl(cur_exp, 0);
       }
     } while (!writer && !ReadValidate<kTile>(head + kLockWord, seen, tile));
     // The slot whose access byte this op updates (eviction): a hit, an
