@@ -24,9 +24,6 @@ __device__ __forceinline__ uint64_t Ld(const uint64_t* p) {
 __device__ __forceinline__ void St(uint64_t* p, uint64_t v) {
   __stcg(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
-__device__ __forceinline__ uint32_t LdVolatile(const uint32_t* p) {
-  return *reinterpret_cast<const volatile uint32_t*>(p);
-}
 __device__ __forceinline__ unsigned long long LdVolatile64(const unsigned long long* p) {
   return *reinterpret_cast<const volatile unsigned long long*>(p);
 }
@@ -295,10 +292,10 @@ __device__ bool ReadValidate(const uint64_t* lock_word, uint64_t seen, const Til
 }
 
 // General layout: does key record `rec` hold exactly the op's key? Tile-wide.
-template <int kTile>
 // The record's length word is lane 0's, shuffled: a lock-free GET may read
 // a record that a writer is changing, and every lane must take the same
 // branch to the tile-wide vote.
+template <int kTile>
 __device__ bool KeyEquals(const uint64_t* rec, const Op& op, const ArbView& a, const Tile<kTile>& tile) {
   const uint32_t klen = uint32_t(op.key >> 32);
   const uint32_t rec_klen = tile.Shfl(tile.lane == 0 ? uint32_t(Ld(rec + 1)) : 0u, 0);

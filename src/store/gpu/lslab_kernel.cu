@@ -133,7 +133,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     uint64_t seen = 0;
     do {
       if (!writer) {
-        if (leader) seen = ReadBegin(head + kLockWord);
+        if (leader) seen = ReadBegin(lock);
         tile.Sync();
       }
       slab = head;
@@ -223,7 +223,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         rec_hdr = tile.Shfl(rec_hdr, 0);
         cur_exp = tile.Shfl(cur_exp, 0);
       }
-    } while (!writer && !ReadValidate<kTile>(head + kLockWord, seen, tile));
+    } while (!writer && !ReadValidate<kTile>(lock, seen, tile));
     // The slot whose access byte this op updates (eviction): a hit, an
     // overwrite, an insert (lslab_types.h, access bytes).
     int touch_slot = -1;
@@ -570,7 +570,6 @@ int g_min_blocks = 4;
 int g_tile = 8;
 int g_resident_blocks[2][5] = {};
 
-
 template <bool kGeneral, int kTile>
 cudaError_t OccupancyT(int min_blocks, int* per_sm) {
   switch (min_blocks) {
@@ -616,7 +615,7 @@ void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableVie
 }  // namespace
 
 void SetLSlabVariant(int min_blocks, int tile) {
-  g_min_blocks = min_blocks == 0 ? 4 : min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
+  g_min_blocks = min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
   g_tile = tile == 8 || tile == 16 ? tile : 32;
   for (auto& per_layout : g_resident_blocks) {
     for (int& b : per_layout) b = 0;
@@ -631,21 +630,19 @@ cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   int per_sm = 0;
-  const int min_blocks = g_min_blocks;
-  err = general ? Occupancy<true>(min_blocks, &per_sm) : Occupancy<false>(min_blocks, &per_sm);
+  err = general ? Occupancy<true>(g_min_blocks, &per_sm) : Occupancy<false>(g_min_blocks, &per_sm);
   if (err != cudaSuccess) return err;
   int sms = 0;
   err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   *blocks = per_sm * sms;
-  g_resident_blocks[general ? 1 : 0][min_blocks] = *blocks;
+  g_resident_blocks[general ? 1 : 0][g_min_blocks] = *blocks;
   return cudaSuccess;
 }
 
 cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
                         uint32_t max_blocks, cudaStream_t stream) {
-  const int min_blocks = g_min_blocks;
-  int resident = g_resident_blocks[general ? 1 : 0][min_blocks];
+  int resident = g_resident_blocks[general ? 1 : 0][g_min_blocks];
   if (resident == 0) {
     cudaError_t err = LSlabResidentBlocks(general, &resident);
     if (err != cudaSuccess) return err;
@@ -667,8 +664,8 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
   if (blocks > uint32_t(resident)) blocks = uint32_t(resident);
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
-  if (general) Launch<true>(min_blocks, blocks, stream, table, a);
-  else Launch<false>(min_blocks, blocks, stream, table, a);
+  if (general) Launch<true>(g_min_blocks, blocks, stream, table, a);
+  else Launch<false>(g_min_blocks, blocks, stream, table, a);
   return cudaGetLastError();
 }
 

@@ -26,9 +26,9 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
                         uint32_t max_blocks, cudaStream_t stream);
 
 // Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
-// capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM;
-// 0 = the default. tile: lanes per op (32 = the whole warp, as in the
-// paper; 16 or 8 = 2 or 4 ops of a warp in flight at once). Defaults: 4, 8.
+// capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM.
+// tile: lanes per op (32 = the whole warp, as in the paper; 16 or 8 = 2 or
+// 4 ops of a warp in flight at once). Defaults: 4, 8.
 // Not thread-safe: set it before any launch (benchmarks compare the
 // variants).
 void SetLSlabVariant(int min_blocks, int tile);
