@@ -1,10 +1,11 @@
 // Device helpers of kvcg-bench-gpu: the ARB generator (batches built in
 // device memory, so the kernel benchmark measures the kernel alone) and the
-// two random-read bounds (DESIGN.md §5) measured on the table's own memory.
+// random-read bounds (DESIGN.md §5) measured on the table's own memory.
 #include <cuda_runtime.h>
 
 #include "bench_kernels.h"
 #include "store/gpu/lslab_types.h"
+#include "store/gpu/window_types.h"
 #include "store/gpu/xxh3_fixed8.h"
 
 namespace kvcg::bench {
@@ -64,7 +65,60 @@ __global__ void RandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t seed
   if (acc == 0x123456789ull) *sink = acc;
 }
 
+// A tile of 4 lanes reads one random 64-byte window (lane i: bytes 16 i ..
+// 16 i + 15), as a window-table probe does.
+__global__ void RandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t seed, int per_tile,
+                               uint64_t* sink) {
+  const uint64_t tile = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 4;
+  const uint32_t lane = threadIdx.x & 3;
+  uint64_t acc = 0;
+#pragma unroll 4
+  for (int j = 0; j < per_tile; ++j) {
+    const uint64_t w = Fmix(seed + tile * 64 + j) % windows;
+    const ulonglong2 v = __ldcg(reinterpret_cast<const ulonglong2*>(buf + w * 8 + 2 * lane));
+    acc ^= v.x ^ v.y;
+  }
+  if (acc == 0x123456789ull) *sink = acc;
+}
+
+// Per stored key of a window table: how many probe steps past its home
+// window it sits (a GET that finds it reads that many windows + 1). out:
+// sum, keys, max.
+__global__ void WindowDisplacement(const uint64_t* slots, uint64_t windows,
+                                   unsigned long long* out) {
+  const uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x;
+  if (i >= windows * store::gpu::kWindowSlots) return;
+  const uint64_t k = slots[2 * i];
+  if (k >= store::gpu::kTombKey) return;
+  const uint64_t h = store::gpu::Xxh3Fixed8(k);
+  const uint64_t step = store::gpu::ProbeStep(h, windows);
+  const uint64_t w = i / store::gpu::kWindowSlots;
+  uint64_t at = store::gpu::HomeWindow(h, windows), d = 0;
+  while (at != w && d < windows) {
+    at = store::gpu::NextWindow(at, step, windows);
+    ++d;
+  }
+  atomicAdd(&out[0], (unsigned long long)d);
+  atomicAdd(&out[1], 1ull);
+  atomicMax(&out[2], (unsigned long long)d);
+}
+
 }  // namespace
+
+cudaError_t MeasureWindowDisplacement(const uint64_t* slots, uint64_t windows,
+                                      unsigned long long* out, cudaStream_t stream) {
+  cudaError_t err = cudaMemsetAsync(out, 0, 24, stream);
+  if (err != cudaSuccess) return err;
+  const uint64_t n = windows * store::gpu::kWindowSlots;
+  WindowDisplacement<<<uint32_t((n + 255) / 256), 256, 0, stream>>>(slots, windows, out);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchRandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t tiles,
+                                 int per_tile, uint64_t seed, uint64_t* sink, cudaStream_t stream) {
+  RandomWindow64<<<uint32_t(tiles * 4 / 256), 256, 0, stream>>>(buf, windows, seed, per_tile, sink);
+  return cudaGetLastError();
+}
 
 cudaError_t GenerateArb(uint32_t n, uint64_t first, int key_log2, uint32_t put_per_mille,
                         uint64_t seed, bool sequential, uint64_t* hash, uint64_t* key,

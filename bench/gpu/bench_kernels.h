@@ -57,4 +57,15 @@ cudaError_t LaunchRandomRead8(const uint64_t* buf, uint64_t words, uint64_t thre
 cudaError_t LaunchRandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t warps, int per_warp,
                                 uint64_t seed, uint64_t* sink, cudaStream_t stream);
 
+// tiles of 4 lanes (tiles a multiple of 64) each read per_tile random
+// 64-byte windows, 16 bytes per lane.
+cudaError_t LaunchRandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t tiles,
+                                 int per_tile, uint64_t seed, uint64_t* sink, cudaStream_t stream);
+
+// Of every key in a window table (device `slots`, `windows`): out[0] the sum
+// of the windows between its home window and its own, out[1] the keys,
+// out[2] the largest such distance (out: 3 words of device memory).
+cudaError_t MeasureWindowDisplacement(const uint64_t* slots, uint64_t windows,
+                                      unsigned long long* out, cudaStream_t stream);
+
 }  // namespace kvcg::bench

@@ -1,5 +1,6 @@
-// kvcg-bench-gpu kernel: the L-Slab kernel alone on device-resident batches
-// (issue 3 §5 (a)). --layout fixed8 (the default) | general | both: the
+// kvcg-bench-gpu kernel: the table kernels alone on device-resident batches
+// (issue 3 §5 (a)); fixed8 measures the L-Slab table and the window table
+// (kernel_window_bench.cc) on the same batches in the same run. --layout fixed8 (the default) | general | both: the
 // general layout is kernel_general_bench.cc; "both" prints a JSON array of
 // the two documents. This file: the fixed8 benchmark and the pieces both
 // share (kernel_bench.h).
@@ -36,6 +37,8 @@
 #include "bench_util.h"
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/lslab_kernel.h"
+#include "store/gpu/window_kernel.h"
+#include "store/gpu/window_table.h"
 
 namespace kvcg::bench {
 
@@ -302,6 +305,13 @@ int RunKernelFixed8(const Args& args) {
   const uint64_t buckets = uint64_t(1) << table.bucket_bits;
   const TableBytes tb = TableDeviceBytes(*gs);
 
+  // The window table on the same keys (kernel_window_bench.cc), at its load
+  // limit and at 0.5.
+  std::vector<WindowBench> windows;
+  for (const double load : {g::kMaxWindowLoad, 0.5}) {
+    windows.push_back(PrefillWindowTable(keys, log2, load, rig));
+  }
+
   PrintHeader("kernel");
   std::printf("  \"bytes_per_key\": %.2f, \"bytes_per_key_allocated\": %.2f,\n",
               double(tb.used) / keys, double(tb.allocated) / keys);
@@ -313,6 +323,7 @@ int RunKernelFixed8(const Args& args) {
   std::printf("  \"key_order\": \"keys distinct within a batch (ctl group 0, no same-key "
               "numbering; timed: L-Slab launches only)\",\n");
   std::printf("  \"prefill_s\": %.3f, \"prefill_mops\": %.1f,\n", fill_s, keys / fill_s / 1e6);
+  PrintWindowHeader(windows, keys);
   std::printf("  \"bound_random_read8_gps\": %.2f, \"bound_random_slab256_gps\": %.2f,\n",
               bounds.read8_gps, bounds.slab256_gps);
   std::printf("  \"mixes\": [\n");
@@ -331,6 +342,8 @@ int RunKernelFixed8(const Args& args) {
     }
     RunVariants(false, table, rig, arbs, batch, mix, kVariants, bounds.slab256_gps, 288, -1,
                 &first_row);
+    RunWindowVariants(windows[0], rig, arbs, batch, mix, {4, 6}, &first_row);
+    RunWindowVariants(windows[1], rig, arbs, batch, mix, {4}, &first_row);
     for (auto& a : arbs) a.Free();
   }
   std::printf("\n  ]\n}\n");

@@ -1,6 +1,7 @@
-// Pieces shared by the two halves of kvcg-bench-gpu kernel: the fixed8
-// benchmark (kernel_bench.cc) and the general-layout one
-// (kernel_general_bench.cc). Definitions in kernel_bench.cc.
+// Pieces shared by the parts of kvcg-bench-gpu kernel: the fixed8
+// benchmark (kernel_bench.cc), its window-table rows
+// (kernel_window_bench.cc) and the general-layout one
+// (kernel_general_bench.cc). Definitions in kernel_bench.cc unless noted.
 //
 // Both bypass the store's pipeline and launch the L-Slab kernel themselves
 // on device-resident batches (DeviceArb) against a GPU store's table; the
@@ -21,6 +22,7 @@
 
 namespace kvcg::store::gpu {
 class GpuStore;
+class WindowTable;
 }  // namespace kvcg::store::gpu
 
 namespace kvcg::bench {
@@ -97,6 +99,24 @@ struct TableBytes {
   uint64_t used = 0, allocated = 0;
 };
 TableBytes TableDeviceBytes(store::gpu::GpuStore& gs);
+
+// Window tables (kernel_window_bench.cc): one sized for the keys at `load`,
+// prefilled with BenchKey(0 .. keys) (checked), and its random 64-byte
+// window-read bound.
+struct WindowBench {
+  std::unique_ptr<store::gpu::WindowTable> table;
+  double load = 0, fill_s = 0, window64_gps = 0;
+  double mean_probe_windows = 0;  // windows a hit reads, on average
+  uint64_t max_probe_windows = 0;
+};
+WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, KernelRig& rig);
+// The "window_tables" header field of the fixed8 document.
+void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys);
+// As RunVariants, on a window table, per register variant (min blocks per
+// SM); rows carry "table": "window" and the load.
+void RunWindowVariants(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,
+                       uint32_t batch, const Mix& mix, const std::vector<int>& variants,
+                       bool* first_row);
 
 // The two layouts' benchmarks (each prints one JSON document).
 int RunKernelFixed8(const Args& args);

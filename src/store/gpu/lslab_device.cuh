@@ -164,11 +164,12 @@ __device__ __forceinline__ uint64_t Mix64(uint64_t x) {  // splitmix64's finaliz
 // a new key starts at 5. Concurrent readers of one key may race on the
 // byte: both write the same generation, or one increment is lost, as
 // Redis's approximate counters allow.
-__device__ void TouchAccess(const TableView& t, uint8_t* b, bool inserted, uint64_t salt) {
-  if (t.access_mode == kAccessLru) {
-    const uint8_t g = uint8_t(t.generation);
+__device__ void TouchAccess(uint32_t mode, uint32_t generation, uint8_t* b, bool inserted,
+                            uint64_t salt) {
+  if (mode == kAccessLru) {
+    const uint8_t g = uint8_t(generation);
     if (inserted || __ldcg(b) != g) __stcg(b, g);
-  } else if (t.access_mode == kAccessLfu) {
+  } else if (mode == kAccessLfu) {
     if (inserted) {
       __stcg(b, kLfuInitCounter);
       return;
@@ -179,6 +180,9 @@ __device__ void TouchAccess(const TableView& t, uint8_t* b, bool inserted, uint6
     const float r = float(Mix64(salt ^ uint64_t(clock64())) >> 40) * (1.0f / 16777216.0f);
     if (r < 1.0f / float(base * 10 + 1)) __stcg(b, uint8_t(c + 1));
   }
+}
+__device__ void TouchAccess(const TableView& t, uint8_t* b, bool inserted, uint64_t salt) {
+  TouchAccess(t.access_mode, t.generation, b, inserted, salt);
 }
 
 // Lane 0 only. A slab from this batch's allowance, then from the pool; 0 when

@@ -24,6 +24,7 @@
 // written with st.global.cg; locks use acquire/release atomics.
 #include <cuda_runtime.h>
 
+#include "store/gpu/arb_ops.cuh"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/lslab_kernel.h"
 
@@ -72,17 +73,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   uint64_t cur_exp = 0;  // the found key's expire-at (general; 0 = none)
   uint32_t rlen = 0;
 
-  int poisoned = 0;
-  if (group != 0) {
-    if (leader) {
-      const uint32_t* done = a.done + group;
-      uint32_t d;
-      while (((d = LdAcquire(done)) & ~kPoisonBit) < need) __nanosleep(32);
-      poisoned = (d & kPoisonBit) != 0;
-    }
-    poisoned = tile.Shfl(poisoned, 0);
-  }
-
+  const bool poisoned = GroupWait(a, group, need, tile);
   if (poisoned) {
     code = kResRetryPoisoned;
   } else if (skip) {
@@ -442,58 +433,12 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     if (leader && writer) WriteUnlock(lock);
   }
 
-  if (group != 0 && leader) {
-    const uint8_t c = code & 0x7f;
-    if (c == kResRetryNoSlab || c == kResRetryPoisoned) RedOrRelease(a.done + group, kPoisonBit);
-    RedAddRelease(a.done + group, 1u);
-  }
+  if (leader) GroupDone(a, group, code);
   *code_out = code;
   *value_out = rv;
   *len_out = rlen;
   *rec_out = rr;
   *exp_out = cur_exp;
-}
-
-// The op's result in kvcg's form (leader lane): a Code byte, the value as a
-// view of its blob in host memory (general) or the 8-byte value (fixed8),
-// and for a write op what the host needs to free memory. Done here rather
-// than in a separate kernel: one launch less per ARB.
-template <bool kGeneral>
-__device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t raw, uint64_t rv,
-                             uint32_t rlen, uint64_t rr, uint64_t exp) {
-  // kvcg::Code values (kvcg/status.h).
-  constexpr uint8_t kOk = 0, kNotFound = 1, kCapacity = 5, kInternal = 8;
-  uint8_t code;
-  if (skip) {
-    code = a.skip[i];
-  } else {
-    switch (raw & 0x7f) {
-      case kResOk: code = kOk; break;
-      case kResNotFound: code = kNotFound; break;
-      case kResCapacity: code = kCapacity; break;
-      case kResRetryNoSlab: code = 0xFE; break;
-      case kResRetryPoisoned: code = 0xFD; break;
-      default: code = kInternal; break;
-    }
-  }
-  if (code >= 0xFD) atomicOr(a.retry_flag, 1u);
-  a.out_codes[i] = code;
-  const bool found = code == kOk;
-  if (kGeneral) {
-    uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
-    v[0] = found ? rv + 8 : 0;  // ValueBlob: size word, then the bytes
-    v[1] = found ? rlen : 0;
-    if (a.out_expires != nullptr) a.out_expires[i] = found ? exp : 0;
-    const uint32_t w = a.wslot[i];
-    if (w != ~0u) {
-      uint64_t* o = a.out_writes + 3 * size_t(w);
-      o[0] = skip ? 0 : rv;
-      o[1] = skip ? 0 : rr;
-      o[2] = uint64_t(skip ? kResNotFound : raw) | (uint64_t(skip ? 0 : rlen) << 32);
-    }
-  } else {
-    static_cast<uint64_t*>(a.out_values)[i] = found ? rv : 0;
-  }
 }
 
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps

@@ -1,0 +1,160 @@
+// kvcg-bench-gpu kernel, fixed8: the window table (store/gpu/window_types.h)
+// on the same keys and the same device-resident batches as the L-Slab table,
+// in the same run (kernel_bench.cc calls these).
+//
+// A window table is sized for the key count at a load (0.8, the table's
+// limit, and 0.5), prefilled by sequential PUT batches of new keys through
+// its own kernel (each batch may claim as many EMPTY slots as it has ops),
+// then timed on the mixes' batches under each register variant. Its bound:
+// random 64-byte window reads on its own memory, as one probe reads.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_kernels.h"
+#include "kernel_bench.h"
+#include "store/gpu/window_kernel.h"
+#include "store/gpu/window_table.h"
+
+namespace kvcg::bench {
+
+namespace g = kvcg::store::gpu;
+using Clock = std::chrono::steady_clock;
+
+WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, KernelRig& rig) {
+  WindowBench w;
+  w.load = load;
+  w.table = std::make_unique<g::WindowTable>(g::WindowsFor(keys, load), 0);
+  KVCG_CK(w.table->error());
+  cudaStream_t s = rig.s;
+  const uint32_t fill = uint32_t(std::min<uint64_t>(1u << 22, keys));
+  DeviceArb arb;
+  arb.Alloc(fill);
+  for (uint64_t first = 0; first < keys; first += fill) {
+    const auto t0 = Clock::now();
+    const uint32_t n = uint32_t(std::min<uint64_t>(fill, keys - first));
+    KVCG_CK(GenerateArb(n, first, keys_log2, 1000, 1, true, arb.hash, arb.key, arb.ctl, arb.value,
+                        s));
+    const int allowance = int(n);
+    KVCG_CK(cudaMemsetAsync(rig.hdrs, 0, kHdrWords * 4, s));
+    KVCG_CK(cudaMemcpyAsync(rig.hdrs + 1, &allowance, 4, cudaMemcpyHostToDevice, s));
+    KVCG_CK(g::LaunchWindowOps(w.table->view(), arb.View(n, rig.hdrs), 0, s));
+    KVCG_CK(cudaStreamSynchronize(s));
+    w.fill_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    CheckCodes(arb, n, "window prefill", 0xff, g::kResNotFound | g::kResStored);
+  }
+  arb.Free();
+  g::WindowTableStats st;
+  KVCG_CK(w.table->Stats(&st, s));
+  if (st.keys != keys || st.used != keys) {
+    Fail("kernel window prefill: %llu keys, %llu slots used after %llu distinct PUTs",
+         (unsigned long long)st.keys, (unsigned long long)st.used, (unsigned long long)keys);
+  }
+  // The bound: random 64-byte window reads over the table's windows.
+  uint64_t* sink;
+  KVCG_CK(cudaMalloc(&sink, 24));
+  const uint64_t tiles = 132ull * 2048 / 4 * 4;
+  const int per = 64;
+  const g::WindowTableView& v = w.table->view();
+  auto launch = [&] {
+    KVCG_CK(LaunchRandomWindow64(v.slots, v.windows, tiles, per, 11, sink, s));
+  };
+  launch();
+  KVCG_CK(cudaStreamSynchronize(s));
+  KVCG_CK(cudaEventRecord(rig.e0, s));
+  for (int r = 0; r < 5; ++r) launch();
+  KVCG_CK(cudaEventRecord(rig.e1, s));
+  KVCG_CK(cudaEventSynchronize(rig.e1));
+  float ms;
+  KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
+  w.window64_gps = double(tiles) * per / (ms / 1e3 / 5) / 1e9;
+  // Probe lengths: windows a hit reads on average, and at most.
+  unsigned long long disp[3];
+  KVCG_CK(MeasureWindowDisplacement(v.slots, v.windows, reinterpret_cast<unsigned long long*>(sink), s));
+  KVCG_CK(cudaMemcpyAsync(disp, sink, 24, cudaMemcpyDeviceToHost, s));
+  KVCG_CK(cudaStreamSynchronize(s));
+  w.mean_probe_windows = 1.0 + double(disp[0]) / double(disp[1] == 0 ? 1 : disp[1]);
+  w.max_probe_windows = disp[2] + 1;
+  KVCG_CK(cudaFree(sink));
+  std::fprintf(stderr,
+               "kernel window load %.2f: %llu windows, %.2f bytes/key, prefill %.2f s, bound "
+               "%.2f G window reads/s, a hit reads %.3f windows (at most %llu)\n",
+               load, (unsigned long long)v.windows,
+               double(w.table->device_bytes()) / double(keys), w.fill_s, w.window64_gps,
+               w.mean_probe_windows, (unsigned long long)w.max_probe_windows);
+  return w;
+}
+
+void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys) {
+  std::printf("  \"window_tables\": [");
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const WindowBench& w = tables[i];
+    std::printf("%s{\"load\": %.2f, \"windows\": %llu, \"bytes_per_key\": %.2f, "
+                "\"prefill_s\": %.3f, \"bound_random_window64_gps\": %.2f, "
+                "\"mean_probe_windows_hit\": %.3f, \"max_probe_windows\": %llu}",
+                i == 0 ? "" : ", ", w.load, (unsigned long long)w.table->windows(),
+                double(w.table->device_bytes()) / double(keys), w.fill_s, w.window64_gps,
+                w.mean_probe_windows, (unsigned long long)w.max_probe_windows);
+  }
+  std::printf("],\n");
+  std::printf("  \"window_bound_note\": \"a window-table GET reads one 64-byte window in the "
+              "common case: window64 is its bound, share_of_bound = ops / window64 reads; "
+              "dram_gbps_est = ops x 64 bytes\",\n");
+}
+
+void RunWindowVariants(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,
+                       uint32_t batch, const Mix& mix, const std::vector<int>& variants,
+                       bool* first_row) {
+  int device = 0, sms = 0, max_threads_sm = 0;
+  KVCG_CK(cudaGetDevice(&device));
+  KVCG_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  KVCG_CK(cudaDeviceGetAttribute(&max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  const int default_blocks = g::WindowMinBlocks();
+  const int nb = int(arbs.size());
+  cudaStream_t s = rig.s;
+  for (const int variant : variants) {
+    g::SetWindowMinBlocks(variant);
+    KVCG_CK(cudaMemsetAsync(rig.hdrs, 0, (kKernelBatches + kKernelReps) * kHdrWords * 4, s));
+    for (int b = 0; b < nb; ++b) {
+      KVCG_CK(g::LaunchWindowOps(w.table->view(), arbs[b].View(batch, rig.hdrs + b * kHdrWords),
+                                 0, s));
+    }
+    KVCG_CK(cudaStreamSynchronize(s));
+    KVCG_CK(cudaEventRecord(rig.e0, s));
+    for (int r = 0; r < kKernelReps; ++r) {
+      uint32_t* hdr = rig.hdrs + (kKernelBatches + r) * kHdrWords;
+      KVCG_CK(g::LaunchWindowOps(w.table->view(), arbs[r % nb].View(batch, hdr), 0, s));
+    }
+    KVCG_CK(cudaEventRecord(rig.e1, s));
+    KVCG_CK(cudaEventSynchronize(rig.e1));
+    float ms;
+    KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
+    const double gops = double(batch) * kKernelReps / (ms / 1e3) / 1e9;
+    const std::string what = std::string("window ") + mix.name;
+    for (int b = 0; b < nb; ++b) {
+      CheckCodes(arbs[b], batch, what.c_str(), g::kResOk, g::kResOk | g::kResStored);
+    }
+    int resident = 0;
+    KVCG_CK(g::WindowResidentBlocks(&resident));
+    const double occupancy =
+        double(resident) * g::kWindowBlockThreads / (double(sms) * max_threads_sm);
+    std::fprintf(stderr,
+                 "kernel window load %.2f %-12s min_blocks %d: %.3f G ops/s (occupancy %.2f, "
+                 "%.0f%% of window64)\n",
+                 w.load, mix.name, variant, gops, occupancy, 100.0 * gops / w.window64_gps);
+    std::printf("%s    {\"table\": \"window\", \"load\": %.2f, \"mix\": \"%s\", "
+                "\"min_blocks_per_sm\": %d, \"tile\": %d, \"gops\": %.3f, \"ms_per_batch\": %.4f, "
+                "\"found_fraction\": 1.0, \"occupancy\": %.3f, \"share_of_window64_bound\": %.3f, "
+                "\"dram_gbps_est\": %.1f}",
+                *first_row ? "" : ",\n", w.load, mix.name, variant, g::kWindowTile, gops,
+                ms / kKernelReps, occupancy, gops / w.window64_gps, gops * 64);
+    *first_row = false;
+  }
+  g::SetWindowMinBlocks(default_blocks);
+}
+
+}  // namespace kvcg::bench

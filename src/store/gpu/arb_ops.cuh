@@ -1,0 +1,85 @@
+// What both table kernels (L-Slab, lslab_kernel.cu; the window table,
+// window_kernel.cu) do around each op of an ARB: the same-key order inside
+// the batch (wait for the op's group, count it done) and the op's result
+// written in kvcg's form. Included by those .cu files only (nvcc); internal
+// to each (anonymous namespace).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "store/gpu/lslab_device.cuh"
+#include "store/gpu/lslab_types.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+// Same-key order: lane 0 waits until `need` of the group's earlier ops are
+// done (the pipeline numbered the batch's ops on one key; waits only point
+// to earlier ops, claimed earlier by running tiles, so no deadlock). True,
+// on every lane, when one of them asked to retry: this op must retry too.
+template <int kTile>
+__device__ bool GroupWait(const ArbView& a, uint32_t group, uint32_t need, const Tile<kTile>& tile) {
+  if (group == 0) return false;
+  int poisoned = 0;
+  if (tile.lane == 0) {
+    const uint32_t* done = a.done + group;
+    uint32_t d;
+    while (((d = LdAcquire(done)) & ~kPoisonBit) < need) __nanosleep(32);
+    poisoned = (d & kPoisonBit) != 0;
+  }
+  return tile.Shfl(poisoned, 0) != 0;
+}
+
+// Lane 0, after the op: counts it done (release: its stores are visible to
+// the group's next op), poisoning the group when it must retry.
+__device__ void GroupDone(const ArbView& a, uint32_t group, uint8_t code) {
+  if (group == 0) return;
+  const uint8_t c = code & 0x7f;
+  if (c == kResRetryNoSlab || c == kResRetryPoisoned) RedOrRelease(a.done + group, kPoisonBit);
+  RedAddRelease(a.done + group, 1u);
+}
+
+// The op's result in kvcg's form (leader lane): a Code byte, the value as a
+// view of its blob in host memory (general) or the 8-byte value (fixed8),
+// and for a write op what the host needs to free memory. Done here rather
+// than in a separate kernel: one launch less per ARB.
+template <bool kGeneral>
+__device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t raw, uint64_t rv,
+                             uint32_t rlen, uint64_t rr, uint64_t exp) {
+  // kvcg::Code values (kvcg/status.h).
+  constexpr uint8_t kOk = 0, kNotFound = 1, kCapacity = 5, kInternal = 8;
+  uint8_t code;
+  if (skip) {
+    code = a.skip[i];
+  } else {
+    switch (raw & 0x7f) {
+      case kResOk: code = kOk; break;
+      case kResNotFound: code = kNotFound; break;
+      case kResCapacity: code = kCapacity; break;
+      case kResRetryNoSlab: code = 0xFE; break;
+      case kResRetryPoisoned: code = 0xFD; break;
+      default: code = kInternal; break;
+    }
+  }
+  if (code >= 0xFD) atomicOr(a.retry_flag, 1u);
+  a.out_codes[i] = code;
+  const bool found = code == kOk;
+  if (kGeneral) {
+    uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
+    v[0] = found ? rv + 8 : 0;  // ValueBlob: size word, then the bytes
+    v[1] = found ? rlen : 0;
+    if (a.out_expires != nullptr) a.out_expires[i] = found ? exp : 0;
+    const uint32_t w = a.wslot[i];
+    if (w != ~0u) {
+      uint64_t* o = a.out_writes + 3 * size_t(w);
+      o[0] = skip ? 0 : rv;
+      o[1] = skip ? 0 : rr;
+      o[2] = uint64_t(skip ? kResNotFound : raw) | (uint64_t(skip ? 0 : rlen) << 32);
+    }
+  } else {
+    static_cast<uint64_t*>(a.out_values)[i] = found ? rv : 0;
+  }
+}
+
+}  // namespace
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,39 @@
+// Host entry point of the window table's kernel (window_kernel.cu): one
+// launch executes one aggregated batch (ArbView, fixed8 columns) against a
+// window table (window_types.h). Plain C++ so host code can call it.
+//
+// Same contract as LaunchLSlab (lslab_kernel.h) for a fixed8 ARB: the same
+// input columns (hash, key, ctl, value, expected, skip, done, cursor, slab
+// allowance — here the EMPTY slots the batch may claim), the same results
+// (out_codes / out_values in kvcg's form, or the raw res_code / res_value
+// columns when out_codes is null), the same retry codes. Launches on one
+// table must not overlap (the table's argument for needing no lock is that
+// two ops on one key never run at once: window_types.h); the pipeline
+// orders its launches, so does every caller of this.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "store/gpu/lslab_types.h"
+#include "store/gpu/window_types.h"
+
+namespace kvcg::store::gpu {
+
+constexpr int kWindowBlockThreads = 256;
+constexpr int kWindowTile = 4;  // lanes per op: one 16-byte slot each
+
+// Enqueues the kernel on `stream`; `max_blocks` caps the grid (0 = as many
+// blocks as can be resident). Returns the launch error, if any.
+cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
+                            cudaStream_t stream);
+
+// Kernel variant: registers capped for 4 (the default) or 6 blocks of
+// kWindowBlockThreads per SM. Not thread-safe: set it before any launch
+// (the benchmark compares the variants).
+void SetWindowMinBlocks(int min_blocks);
+int WindowMinBlocks();
+
+// Blocks of kWindowBlockThreads that fit on the device at once.
+cudaError_t WindowResidentBlocks(int* blocks);
+
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,370 @@
+// The window table (store/gpu/window_types.h) and its kernel, against a host
+// model: batches of GET / PUT / DELETE / CAS with repeated keys (same-key
+// groups numbered here as the pipeline numbers them), the two sentinel key
+// values, tombstones and their reuse, forced hash collisions (every key in
+// one home window: probe chains across the whole table), the claim
+// allowance, max_keys, retry poisoning, and the results in kvcg's form.
+// Without a usable GPU every test is skipped with the reason.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "gpu_test_util.h"
+#include "store/gpu/lslab_types.h"
+#include "store/gpu/window_kernel.h"
+#include "store/gpu/window_table.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+#define CK(x) ASSERT_EQ((x), cudaSuccess)
+
+struct HostOp {
+  uint32_t type;  // OpCode
+  uint64_t key, value = 0, expected = 0;
+  bool flag = false;  // CAS: expect absent
+};
+struct Outcome {
+  uint8_t code;
+  uint64_t value;
+};
+
+uint64_t MixHash(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  return k ^ (k >> 33);
+}
+
+// Device columns for batches of up to `cap` ops, and the launch around them.
+class Rig {
+ public:
+  explicit Rig(uint32_t cap) : cap_(cap) {
+    cudaStreamCreate(&s_);
+    for (auto** p : {&hash_, &key_, &ctl_, &value_, &expected_, &res_value_, &out_values_}) {
+      cudaMalloc(p, cap * 8ull);
+    }
+    cudaMalloc(&res_code_, cap);
+    cudaMalloc(&out_codes_, cap);
+    cudaMalloc(&skip_, cap);
+    cudaMalloc(&done_, (cap + 1) * 4ull);
+    cudaMalloc(&hdr_, 16);
+  }
+  ~Rig() {
+    for (void* p : {(void*)hash_, (void*)key_, (void*)ctl_, (void*)value_, (void*)expected_,
+                    (void*)res_value_, (void*)out_values_, (void*)res_code_, (void*)out_codes_,
+                    (void*)skip_, (void*)done_, (void*)hdr_}) {
+      cudaFree(p);
+    }
+    cudaStreamDestroy(s_);
+  }
+
+  // Runs `ops` as one batch. allowance: EMPTY slots it may claim (*left: what
+  // is left). skip: per op, nonzero = answered already with that code
+  // (kvcg_form only). kvcg_form: results through out_codes / out_values
+  // (codes are then kvcg::Code bytes), else the raw columns.
+  std::vector<Outcome> Run(WindowTable& t, const std::vector<HostOp>& ops, int allowance,
+                           const std::function<uint64_t(uint64_t)>& hash, int* left = nullptr,
+                           const std::vector<uint8_t>* skip = nullptr, bool kvcg_form = false,
+                           uint32_t* retry_flag = nullptr) {
+    const uint32_t n = uint32_t(ops.size());
+    EXPECT_LE(n, cap_);
+    std::vector<uint64_t> h(n), k(n), c(n), v(n), e(n);
+    std::unordered_map<uint64_t, std::vector<uint32_t>> by_key;
+    for (uint32_t i = 0; i < n; ++i) by_key[ops[i].key].push_back(i);
+    uint32_t groups = 0;
+    std::vector<uint32_t> group(n, 0), need(n, 0);
+    for (auto& [key, idx] : by_key) {
+      if (idx.size() < 2) continue;
+      ++groups;
+      for (uint32_t r = 0; r < idx.size(); ++r) {
+        group[idx[r]] = groups;
+        need[idx[r]] = r;
+      }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      h[i] = hash(ops[i].key);
+      k[i] = ops[i].key;
+      c[i] = MakeCtl(ops[i].type, ops[i].flag, group[i], need[i]);
+      v[i] = ops[i].value;
+      e[i] = ops[i].expected;
+    }
+    cudaMemcpy(hash_, h.data(), n * 8ull, cudaMemcpyHostToDevice);
+    cudaMemcpy(key_, k.data(), n * 8ull, cudaMemcpyHostToDevice);
+    cudaMemcpy(ctl_, c.data(), n * 8ull, cudaMemcpyHostToDevice);
+    cudaMemcpy(value_, v.data(), n * 8ull, cudaMemcpyHostToDevice);
+    cudaMemcpy(expected_, e.data(), n * 8ull, cudaMemcpyHostToDevice);
+    cudaMemset(done_, 0, (groups + 1) * 4ull);
+    uint32_t hdr[4] = {0, uint32_t(allowance), 0, 0};
+    cudaMemcpy(hdr_, hdr, 16, cudaMemcpyHostToDevice);
+    if (skip != nullptr) cudaMemcpy(skip_, skip->data(), n, cudaMemcpyHostToDevice);
+
+    ArbView a{};
+    a.n = n;
+    a.cursor = hdr_;
+    a.slab_allowance = reinterpret_cast<int*>(hdr_ + 1);
+    a.retry_flag = hdr_ + 2;
+    a.hash = hash_;
+    a.key = key_;
+    a.ctl = ctl_;
+    a.value = value_;
+    a.expected = expected_;
+    a.done = done_;
+    a.skip = skip != nullptr ? skip_ : nullptr;
+    if (kvcg_form) {
+      a.out_codes = out_codes_;
+      a.out_values = out_values_;
+    } else {
+      a.res_code = res_code_;
+      a.res_value = res_value_;
+    }
+    EXPECT_EQ(LaunchWindowOps(t.view(), a, 0, s_), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(s_), cudaSuccess);
+    std::vector<uint8_t> codes(n);
+    std::vector<uint64_t> values(n);
+    cudaMemcpy(codes.data(), kvcg_form ? out_codes_ : res_code_, n, cudaMemcpyDeviceToHost);
+    cudaMemcpy(values.data(), kvcg_form ? out_values_ : res_value_, n * 8ull,
+               cudaMemcpyDeviceToHost);
+    cudaMemcpy(hdr, hdr_, 16, cudaMemcpyDeviceToHost);
+    if (left != nullptr) *left = int(hdr[1]);
+    if (retry_flag != nullptr) *retry_flag = hdr[2];
+    std::vector<Outcome> out(n);
+    for (uint32_t i = 0; i < n; ++i) out[i] = {codes[i], values[i]};
+    return out;
+  }
+
+  cudaStream_t stream() const { return s_; }
+
+ private:
+  uint32_t cap_;
+  cudaStream_t s_ = nullptr;
+  uint64_t *hash_ = nullptr, *key_ = nullptr, *ctl_ = nullptr, *value_ = nullptr,
+           *expected_ = nullptr, *res_value_ = nullptr, *out_values_ = nullptr;
+  uint8_t *res_code_ = nullptr, *out_codes_ = nullptr, *skip_ = nullptr;
+  uint32_t *done_ = nullptr, *hdr_ = nullptr;
+};
+
+// The L-Slab kernel's raw result of `op` on `model`, which it then applies.
+Outcome Apply(std::unordered_map<uint64_t, uint64_t>& model, const HostOp& op) {
+  auto it = model.find(op.key);
+  const bool found = it != model.end();
+  const uint64_t old = found ? it->second : 0;
+  const uint8_t base = found ? kResOk : kResNotFound;
+  switch (op.type) {
+    case kOpGet: return {base, old};
+    case kOpDelete:
+      if (found) model.erase(it);
+      return {base, old};
+    case kOpPut:
+      model[op.key] = op.value;
+      return {uint8_t(base | kResStored), old};
+    default: {  // CAS
+      const bool store = found ? !op.flag && old == op.expected : op.flag;
+      if (store) model[op.key] = op.value;
+      return {uint8_t(store ? base | kResStored : base), old};
+    }
+  }
+}
+
+// Random ops over keys [0, key_space) plus the two sentinel key values;
+// skewed so that keys repeat inside a batch.
+std::vector<HostOp> RandomOps(std::mt19937_64& rng, uint32_t n, uint64_t key_space,
+                              const std::unordered_map<uint64_t, uint64_t>& model) {
+  std::vector<HostOp> ops(n);
+  for (auto& op : ops) {
+    const uint64_t r = rng();
+    if (r % 97 == 0) {
+      op.key = (r >> 8) & 1 ? kEmptyKey : kTombKey;
+    } else {
+      // Half the ops on a hot tenth of the key space.
+      const uint64_t span = (r >> 10) & 1 ? key_space / 10 + 1 : key_space;
+      op.key = (r >> 12) % span;
+    }
+    op.value = rng();
+    const uint32_t kind = uint32_t((r >> 40) % 10);
+    op.type = kind < 4 ? kOpGet : kind < 7 ? kOpPut : kind < 9 ? kOpDelete : kOpCas;
+    if (op.type == kOpCas) {
+      auto it = model.find(op.key);
+      op.flag = (r >> 50) % 4 == 0;
+      op.expected = it != model.end() && (r >> 52) % 2 ? it->second : rng();
+    }
+  }
+  return ops;
+}
+
+void ExpectMatchesModel(uint64_t windows, uint64_t key_space, int batches, uint32_t batch_ops,
+                        const std::function<uint64_t(uint64_t)>& hash) {
+  WindowTable t(windows, 0);
+  CK(t.error());
+  Rig rig(std::max<uint32_t>(batch_ops, uint32_t(key_space) + 2));
+  std::unordered_map<uint64_t, uint64_t> model;
+  std::mt19937_64 rng(7);
+  for (int b = 0; b < batches; ++b) {
+    const auto ops = RandomOps(rng, batch_ops, key_space, model);
+    const auto got = rig.Run(t, ops, 1 << 30, hash);
+    // Ops on one key apply in batch order; ops on different keys commute.
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      const Outcome want = Apply(model, ops[i]);
+      ASSERT_EQ(got[i].code, want.code) << "batch " << b << " op " << i << " type " << ops[i].type
+                                        << " key " << ops[i].key;
+      if ((want.code & 0x7f) == kResOk) {
+        ASSERT_EQ(got[i].value, want.value) << "batch " << b << " op " << i;
+      }
+    }
+  }
+  WindowTableStats st;
+  CK(t.Stats(&st, rig.stream()));
+  EXPECT_EQ(st.keys, model.size());
+  EXPECT_EQ(st.mem_bytes, 16 * model.size());
+  EXPECT_LE(st.used, key_space);  // a key's slot is reused; the sentinels take none
+  // Every key of the space, read back.
+  std::vector<HostOp> gets;
+  for (uint64_t k = 0; k < key_space; ++k) gets.push_back({kOpGet, k});
+  gets.push_back({kOpGet, kEmptyKey});
+  gets.push_back({kOpGet, kTombKey});
+  const auto got = rig.Run(t, gets, 0, hash);
+  for (uint32_t i = 0; i < gets.size(); ++i) {
+    auto it = model.find(gets[i].key);
+    ASSERT_EQ(got[i].code, it != model.end() ? kResOk : kResNotFound) << "key " << gets[i].key;
+    if (it != model.end()) {
+      ASSERT_EQ(got[i].value, it->second) << "key " << gets[i].key;
+    }
+  }
+}
+
+// Every kernel variant (window_kernel.h), then back to the default.
+void ForEachVariant(const std::function<void()>& body) {
+  const int blocks = WindowMinBlocks();
+  for (const int b : {4, 6}) {
+    SCOPED_TRACE(testing::Message() << "min_blocks " << b);
+    SetWindowMinBlocks(b);
+    body();
+  }
+  SetWindowMinBlocks(blocks);
+}
+
+TEST(WindowTable, MixedBatchesMatchTheModel) {
+  SKIP_WITHOUT_GPU();
+  // 20,000 keys in 65,536 slots: deletes leave tombstones that later inserts reuse.
+  ForEachVariant([] { ExpectMatchesModel(16384, 20000, 40, 8192, MixHash); });
+}
+
+TEST(WindowTable, ForcedCollisionsProbeAcrossTheTable) {
+  SKIP_WITHOUT_GPU();
+  // Every key has the same home window and step: one probe chain of ~75
+  // windows around the table, tombstones all along it.
+  ForEachVariant([] { ExpectMatchesModel(128, 300, 30, 1000, [](uint64_t) { return 42ull; }); });
+}
+
+TEST(WindowTable, AllowanceBoundsClaimsAndTombstonesCostNone) {
+  SKIP_WITHOUT_GPU();
+  WindowTable t(64, 0);
+  CK(t.error());
+  Rig rig(1000);
+  auto same_home = [](uint64_t) { return 5ull; };
+  std::vector<HostOp> puts;
+  for (uint64_t k = 0; k < 150; ++k) puts.push_back({kOpPut, k, k + 1000});
+  int left = -1;
+  auto got = rig.Run(t, puts, 100, same_home, &left);
+  int stored = 0, retry = 0;
+  for (const auto& o : got) {
+    stored += o.code == (kResNotFound | kResStored);
+    retry += o.code == kResRetryNoSlab;
+  }
+  EXPECT_EQ(stored, 100);
+  EXPECT_EQ(retry, 50);
+  EXPECT_EQ(left, 0);
+  WindowTableStats st;
+  CK(t.Stats(&st, rig.stream()));
+  EXPECT_EQ(st.keys, 100u);
+  EXPECT_EQ(st.used, 100u);
+  // Delete 40 stored keys; 40 new keys then fit with no allowance at all
+  // (they reuse the tombstones on their common path), the 41st does not.
+  std::vector<HostOp> dels;
+  for (uint64_t k = 0; k < 150 && dels.size() < 40; ++k) {
+    if (got[k].code == (kResNotFound | kResStored)) dels.push_back({kOpDelete, k});
+  }
+  for (const auto& o : rig.Run(t, dels, 0, same_home)) EXPECT_EQ(o.code, kResOk);
+  std::vector<HostOp> again;
+  for (uint64_t k = 1000; k < 1041; ++k) again.push_back({kOpPut, k, k});
+  got = rig.Run(t, again, 0, same_home, &left);
+  stored = retry = 0;
+  for (const auto& o : got) {
+    stored += o.code == (kResNotFound | kResStored);
+    retry += o.code == kResRetryNoSlab;
+  }
+  EXPECT_EQ(stored, 40);
+  EXPECT_EQ(retry, 1);
+  CK(t.Stats(&st, rig.stream()));
+  EXPECT_EQ(st.keys, 100u);
+  EXPECT_EQ(st.used, 100u);
+  EXPECT_EQ(t.windows(), 67u);  // the next prime
+  EXPECT_EQ(t.ClaimableSlots(st.used), uint64_t(67 * 4 * kMaxWindowLoad) - 100);
+}
+
+TEST(WindowTable, MaxKeysAnswersCapacityAndKeepsUpdates) {
+  SKIP_WITHOUT_GPU();
+  WindowTable t(256, 0);
+  CK(t.error());
+  Rig rig(100);
+  CK(t.SetLimits(10, 0, rig.stream()));
+  std::vector<HostOp> puts;
+  for (uint64_t k = 0; k < 30; ++k) puts.push_back({kOpPut, k, k});
+  auto got = rig.Run(t, puts, 1 << 20, MixHash);
+  int stored = 0, full = 0;
+  std::vector<HostOp> updates;
+  for (uint64_t k = 0; k < 30; ++k) {
+    if (got[k].code == (kResNotFound | kResStored)) {
+      ++stored;
+      updates.push_back({kOpPut, k, k + 77});
+    }
+    full += got[k].code == kResCapacity;
+  }
+  EXPECT_EQ(stored, 10);
+  EXPECT_EQ(full, 20);
+  for (const auto& o : rig.Run(t, updates, 0, MixHash)) EXPECT_EQ(o.code, kResOk | kResStored);
+  WindowTableStats st;
+  CK(t.Stats(&st, rig.stream()));
+  EXPECT_EQ(st.keys, 10u);
+}
+
+TEST(WindowTable, RetryPoisonsTheRestOfTheKeysGroup) {
+  SKIP_WITHOUT_GPU();
+  WindowTable t(16, 0);
+  CK(t.error());
+  Rig rig(16);
+  const std::vector<HostOp> ops = {{kOpPut, 9, 1}, {kOpGet, 9}, {kOpPut, 9, 2}, {kOpGet, 10}};
+  const auto got = rig.Run(t, ops, 0, MixHash);  // no slot may be claimed
+  EXPECT_EQ(got[0].code, kResRetryNoSlab);
+  EXPECT_EQ(got[1].code, kResRetryPoisoned);
+  EXPECT_EQ(got[2].code, kResRetryPoisoned);
+  EXPECT_EQ(got[3].code, kResNotFound);
+}
+
+TEST(WindowTable, ResultsInKvcgFormWithSkippedOps) {
+  SKIP_WITHOUT_GPU();
+  WindowTable t(64, 0);
+  CK(t.error());
+  Rig rig(16);
+  // kvcg::Code bytes: 0 ok, 1 not found, 3 an invalid argument (a skipped op).
+  const std::vector<HostOp> ops = {{kOpPut, 1, 11}, {kOpGet, 1}, {kOpGet, 2}, {kOpPut, 2, 22},
+                                   {kOpGet, 2}};
+  const std::vector<uint8_t> skip = {0, 0, 0, 3, 0};
+  uint32_t retry = 9;
+  const auto got = rig.Run(t, ops, 100, MixHash, nullptr, &skip, true, &retry);
+  EXPECT_EQ(got[0].code, 1);  // PUT of a new key: "not found" before it
+  EXPECT_EQ(got[1].code, 0);
+  EXPECT_EQ(got[1].value, 11u);
+  EXPECT_EQ(got[2].code, 1);
+  EXPECT_EQ(got[3].code, 3);  // skipped: nothing stored
+  EXPECT_EQ(got[4].code, 1);
+  EXPECT_EQ(retry, 0u);
+}
+
+}  // namespace
+}  // namespace kvcg::store::gpu
