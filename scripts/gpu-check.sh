@@ -167,8 +167,12 @@ for lay in ("fixed8", "general"):
         continue
     print(f"(a) kernel {lay}, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
           f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
+    for w in k.get("window_tables", []):
+        print(f"    window table load {w['load']}: {w['bytes_per_key']} B/key, a hit reads "
+              f"{w['mean_probe_windows_hit']} windows, bound {w['bound_random_window64_gps']} G window reads/s")
     for m in k["mixes"]:
-        print(f"    {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
+        table = f"window {m['load']:.2f}" if m.get("table") == "window" else "lslab"
+        print(f"    {table:<11} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
 for name in ("e2e", "e2e_batch512"):
     e = load(name)
     if not e:
