@@ -172,7 +172,7 @@ for lay in ("fixed8", "general"):
               f"{w['mean_probe_windows_hit']} windows, bound {w['bound_random_window64_gps']} G window reads/s")
     for m in k["mixes"]:
         table = f"window {m['load']:.2f}" if m.get("table") == "window" else "lslab"
-        print(f"    {table:<11} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
+        print(f"    {table:<16} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
 for name in ("e2e", "e2e_batch512"):
     e = load(name)
     if not e:

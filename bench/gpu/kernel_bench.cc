@@ -342,9 +342,7 @@ int RunKernelFixed8(const Args& args) {
     }
     RunVariants(false, table, rig, arbs, batch, mix, kVariants, bounds.slab256_gps, 288, -1,
                 &first_row);
-    RunWindowVariants(windows[0], rig, arbs, batch, mix, {4, 6}, &first_row);
-    RunWindowVariants(windows[1], rig, arbs, batch, mix, {4}, &first_row);
-    RunWindowVariants(windows[2], rig, arbs, batch, mix, {4}, &first_row);
+    for (const WindowBench& w : windows) RunWindowMix(w, rig, arbs, batch, mix, &first_row);
     for (auto& a : arbs) a.Free();
   }
   std::printf("\n  ]\n}\n");

@@ -112,11 +112,10 @@ struct WindowBench {
 WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, KernelRig& rig);
 // The "window_tables" header field of the fixed8 document.
 void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys);
-// As RunVariants, on a window table, per register variant (min blocks per
-// SM); rows carry "table": "window" and the load.
-void RunWindowVariants(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,
-                       uint32_t batch, const Mix& mix, const std::vector<int>& variants,
-                       bool* first_row);
+// As RunVariants, on a window table (one kernel variant); rows carry
+// "table": "window" and the load.
+void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,
+                  uint32_t batch, const Mix& mix, bool* first_row);
 
 // The two layouts' benchmarks (each prints one JSON document).
 int RunKernelFixed8(const Args& args);

@@ -237,28 +237,17 @@ void ExpectMatchesModel(uint64_t windows, uint64_t key_space, int batches, uint3
   }
 }
 
-// Every kernel variant (window_kernel.h), then back to the default.
-void ForEachVariant(const std::function<void()>& body) {
-  const int blocks = WindowMinBlocks();
-  for (const int b : {4, 6}) {
-    SCOPED_TRACE(testing::Message() << "min_blocks " << b);
-    SetWindowMinBlocks(b);
-    body();
-  }
-  SetWindowMinBlocks(blocks);
-}
-
 TEST(WindowTable, MixedBatchesMatchTheModel) {
   SKIP_WITHOUT_GPU();
   // 20,000 keys in 65,536 slots: deletes leave tombstones that later inserts reuse.
-  ForEachVariant([] { ExpectMatchesModel(16384, 20000, 40, 8192, MixHash); });
+  ExpectMatchesModel(16384, 20000, 40, 8192, MixHash);
 }
 
 TEST(WindowTable, ForcedCollisionsProbeAcrossTheTable) {
   SKIP_WITHOUT_GPU();
   // Every key has the same home window and step: one probe chain of ~75
   // windows around the table, tombstones all along it.
-  ForEachVariant([] { ExpectMatchesModel(128, 300, 30, 1000, [](uint64_t) { return 42ull; }); });
+  ExpectMatchesModel(128, 300, 30, 1000, [](uint64_t) { return 42ull; });
 }
 
 TEST(WindowTable, AllowanceBoundsClaimsAndTombstonesCostNone) {

@@ -3,7 +3,7 @@
 // window_types.h).
 //
 // A tile of 4 lanes takes up to 4 ops (its warp claims them from the
-// batch's cursor) and leads them one after another. Per op:
+// batch's cursor) and steps through them (the loop: WindowKernel). Per op:
 //   1. same-key order: wait for the op's group (arb_ops.cuh);
 //   2. probe: lane l reads slot l of the window (16 bytes: key and value),
 //      ballots find the key, an EMPTY slot (the end of the probe) and, for a
@@ -98,130 +98,147 @@ __device__ uint8_t SpecialOp(const WindowTableView& t, const Op& op, uint32_t ty
   return code | kResStored;
 }
 
-__device__ void ProcessWindowOp(const WindowTableView& t, const ArbView& a, const Op& op, bool skip,
-                                const WTile& tile, uint8_t* code_out, uint64_t* value_out) {
-  const bool leader = tile.lane == 0;
-  const uint32_t type = uint32_t(op.ctl & 3);
-  const bool flag = (op.ctl >> 2) & 1;
-  const uint32_t group = uint32_t(op.ctl >> 3) & kMaxGroups;
-  const uint32_t need = uint32_t(op.ctl >> 32);
-  uint8_t code = kResNotFound;
-  uint64_t rv = 0;
+// One op's probe, the same on every lane of its tile: where it is, and
+// what it found (the key's slot and value; for a writer, the first free
+// slot on the path).
+struct Probe {
+  uint64_t w, step, probes, found_w, free_w, rv;
+  int found, free_slot;
+  bool free_empty;
+};
 
-  if (GroupWait(a, group, need, tile)) {
-    code = kResRetryPoisoned;
-  } else if (skip) {
-    // Answered already (bad input): it only takes part in its group's order.
-  } else if (op.key >= kTombKey) {
-    if (leader) code = SpecialOp(t, op, type, flag, &rv);
-  } else {
-    const bool writer = type != kOpGet;
-    uint64_t w = HomeWindow(op.hash, t.windows);
-    const uint64_t step = ProbeStep(op.hash, t.windows);
-    int found = -1, free_slot = -1;
-    uint64_t found_w = 0, free_w = 0;
-    bool free_empty = false;
-    for (uint64_t probes = 0; probes < t.windows; ++probes) {
-      const ulonglong2 kv = __ldcg(
-          reinterpret_cast<const ulonglong2*>(t.slots + w * kWindowWords + 2 * tile.lane));
-      const uint32_t match = tile.Ballot(kv.x == op.key);
-      if (match != 0) {
-        found = __ffs(match) - 1;
-        found_w = w;
-        rv = tile.Shfl(static_cast<uint64_t>(kv.y), found);
-        break;
-      }
-      const uint32_t empty = tile.Ballot(kv.x == kEmptyKey);
-      if (writer && free_slot < 0) {
-        const uint32_t free = empty | tile.Ballot(kv.x == kTombKey);
-        if (free != 0) {
-          free_slot = __ffs(free) - 1;
-          free_w = w;
-          free_empty = (empty >> free_slot) & 1;
-        }
-      }
-      if (empty != 0) break;
-      w = NextWindow(w, step, t.windows);
-    }
-
-    if (leader) {
-      const uint64_t slot_index = found_w * kWindowSlots + uint64_t(found);
-      uint64_t* key_word = t.slots + found_w * kWindowWords + 2 * found;
-      int touch = -1;  // 0: an access, 1: an insert
-      uint64_t touch_index = slot_index;
-      if (found >= 0) code = kResOk;
-      if (type == kOpGet) {
-        if (found >= 0) touch = 0;
-      } else if (type == kOpDelete) {
-        // fixed8 keeps no expiry: an EXPIRE (flag) changes nothing.
-        if (found >= 0 && !flag) {
-          St(key_word, kTombKey);
-          ReleaseInsert(t);
-        }
-      } else {
-        bool store = true;
-        if (type == kOpCas) store = found >= 0 ? !flag && rv == op.expected : flag;
-        if (store && found >= 0) {
-          St(key_word + 1, op.value);
-          code |= kResStored;
-          touch = 0;
-        } else if (store) {
-          // Insert: claim the first free slot on the path (the key is absent
-          // and no other op on it runs, so any free slot before the first
-          // EMPTY one keeps it reachable: window_types.h).
-          if (!ReserveInsert(t)) {
-            code = kResCapacity;
-          } else {
-            uint64_t i = free_slot < 0 ? ~0ull : free_w * kWindowSlots + uint64_t(free_slot);
-            bool empty = free_empty;
-            code = kResRetryNoSlab;  // unless a claim succeeds
-            while (i != ~0ull) {
-              if (empty && atomicSub(a.slab_allowance, 1) <= 0) {
-                atomicAdd(a.slab_allowance, 1);
-                break;
-              }
-              uint64_t* k = t.slots + 2 * i;
-              const uint64_t want = empty ? kEmptyKey : kTombKey;
-              if (atomicCAS(reinterpret_cast<unsigned long long*>(k), want, op.key) == want) {
-                St(k + 1, op.value);
-                if (empty) atomicAdd(t.used, 1ull);
-                code = kResNotFound | kResStored;
-                touch = 1;
-                touch_index = i;
-                break;
-              }
-              if (empty) atomicAdd(a.slab_allowance, 1);  // lost: not claimed
-              i = NextFreeSlot(t, i / kWindowSlots, uint32_t(i % kWindowSlots), step);
-              if (i != ~0ull) empty = Ld(t.slots + 2 * i) == kEmptyKey;
-            }
-            if (code == kResRetryNoSlab) ReleaseInsert(t);
-          }
-        }
-      }
-      if (touch >= 0 && t.access_mode != kAccessNone) {
-        TouchAccess(t.access_mode, t.generation, t.access + touch_index, touch == 1, op.hash);
-      }
-    }
-  }
-  // Only lane 0's code and value count (it writes the result).
-  if (leader) GroupDone(a, group, code);
-  *code_out = code;
-  *value_out = rv;
+__device__ void ProbeStart(const WindowTableView& t, uint64_t hash, Probe& p) {
+  p.w = HomeWindow(hash, t.windows);
+  p.step = ProbeStep(hash, t.windows);
+  p.probes = 0;
+  p.found_w = p.free_w = p.rv = 0;
+  p.found = p.free_slot = -1;
+  p.free_empty = false;
 }
 
+// Tile-wide: reads the probe's current window and looks at it. True when
+// the probe is over (the key found, an EMPTY slot met, or a whole lap done),
+// else moves on to the next window.
+__device__ bool ProbeWindow(const WindowTableView& t, uint64_t key, bool writer, Probe& p,
+                            const WTile& tile) {
+  const ulonglong2 kv =
+      __ldcg(reinterpret_cast<const ulonglong2*>(t.slots + p.w * kWindowWords + 2 * tile.lane));
+  const uint32_t match = tile.Ballot(kv.x == key);
+  if (match != 0) {
+    p.found = __ffs(match) - 1;
+    p.found_w = p.w;
+    p.rv = tile.Shfl(static_cast<uint64_t>(kv.y), p.found);
+    return true;
+  }
+  const uint32_t empty = tile.Ballot(kv.x == kEmptyKey);
+  if (writer && p.free_slot < 0) {
+    const uint32_t free = empty | tile.Ballot(kv.x == kTombKey);
+    if (free != 0) {
+      p.free_slot = __ffs(free) - 1;
+      p.free_w = p.w;
+      p.free_empty = (empty >> p.free_slot) & 1;
+    }
+  }
+  if (empty != 0 || ++p.probes >= t.windows) return true;
+  p.w = NextWindow(p.w, p.step, t.windows);
+  return false;
+}
+
+// Leader only, after the probe: performs the op on what it found. Returns
+// the raw result code (the value before the op is p.rv when found).
+__device__ uint8_t FinishOp(const WindowTableView& t, const ArbView& a, const Op& op, uint32_t type,
+                            bool flag, const Probe& p) {
+  const int found = p.found;
+  uint8_t code = found >= 0 ? kResOk : kResNotFound;
+  uint64_t* key_word = t.slots + p.found_w * kWindowWords + 2 * found;
+  int touch = -1;  // 0: an access, 1: an insert
+  uint64_t touch_index = p.found_w * kWindowSlots + uint64_t(found);
+  if (type == kOpGet) {
+    if (found >= 0) touch = 0;
+  } else if (type == kOpDelete) {
+    // fixed8 keeps no expiry: an EXPIRE (flag) changes nothing.
+    if (found >= 0 && !flag) {
+      St(key_word, kTombKey);
+      ReleaseInsert(t);
+    }
+  } else {
+    bool store = true;
+    if (type == kOpCas) store = found >= 0 ? !flag && p.rv == op.expected : flag;
+    if (store && found >= 0) {
+      St(key_word + 1, op.value);
+      code |= kResStored;
+      touch = 0;
+    } else if (store) {
+      // Insert: claim the first free slot on the path (the key is absent
+      // and no other op on it runs, so any free slot before the first
+      // EMPTY one keeps it reachable: window_types.h).
+      if (!ReserveInsert(t)) return kResCapacity;
+      uint64_t i = p.free_slot < 0 ? ~0ull : p.free_w * kWindowSlots + uint64_t(p.free_slot);
+      bool empty = p.free_empty;
+      code = kResRetryNoSlab;  // unless a claim succeeds
+      while (i != ~0ull) {
+        if (empty && atomicSub(a.slab_allowance, 1) <= 0) {
+          atomicAdd(a.slab_allowance, 1);
+          break;
+        }
+        uint64_t* k = t.slots + 2 * i;
+        const uint64_t want = empty ? kEmptyKey : kTombKey;
+        if (atomicCAS(reinterpret_cast<unsigned long long*>(k), want, op.key) == want) {
+          St(k + 1, op.value);
+          if (empty) atomicAdd(t.used, 1ull);
+          code = kResNotFound | kResStored;
+          touch = 1;
+          touch_index = i;
+          break;
+        }
+        if (empty) atomicAdd(a.slab_allowance, 1);  // lost: not claimed
+        i = NextFreeSlot(t, i / kWindowSlots, uint32_t(i % kWindowSlots), p.step);
+        if (i != ~0ull) empty = Ld(t.slots + 2 * i) == kEmptyKey;
+      }
+      if (code == kResRetryNoSlab) ReleaseInsert(t);
+    }
+  }
+  if (touch >= 0 && t.access_mode != kAccessNone) {
+    TouchAccess(t.access_mode, t.generation, t.access + touch_index, touch == 1, op.hash);
+  }
+  return code;
+}
+
+// Leader only: the op's result (kvcg's form, or the raw columns) and its
+// group's done count.
+__device__ void Answer(const ArbView& a, uint32_t idx, uint32_t group, bool skip, uint8_t code,
+                       uint64_t rv) {
+  GroupDone(a, group, code);
+  if (a.out_codes != nullptr) {
+    WriteOutputs<false>(a, idx, skip, code, rv, 0, 0, 0);
+  } else {
+    a.res_code[idx] = code;
+    a.res_value[idx] = rv;
+  }
+}
+
+// The loop. A warp claims the ops of its 8 tiles with one atomic on the
+// batch's cursor (a claim per tile capped the kernel on that one word,
+// H100), each tile taking up to 4 consecutive ones; ops are claimed only by
+// running warps, in index order, so the unfinished op of lowest index is
+// always the current op of a running tile and waits only on finished ones:
+// no deadlock, whatever else shares the GPU. Then each warp runs one loop in
+// which every tile takes one step per iteration — start its next op, look
+// at its group once, or read one window — and a tile whose op is done
+// starts the next at once. Why not lead each op to its end, tile after
+// tile (as the L-Slab kernel does): the warp's 8 tiles then meet after every
+// op, so each round costs the longest of 8 probes, and at load 0.8 one GET
+// in five reads a second window (measured: 6.1 against 7.5 G ops/s for
+// 95/5, H100 2026-11-24).
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
     WindowKernel(WindowTableView t, ArbView a) {
   const WTile tile(threadIdx.x & 31);
+  const bool leader = tile.lane == 0;
   const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;
-  // A warp claims the ops of its 8 tiles with one atomic on the batch's
-  // cursor (a claim per tile capped the kernel on that one word, H100), each
-  // tile taking per_tile consecutive ones. Ops are claimed only by running
-  // warps, in index order, so the unfinished op of lowest index is always
-  // the current op of a running tile and waits only on finished ones: no
-  // deadlock, whatever else shares the GPU.
   constexpr uint32_t kTilesPerWarp = 32 / kWindowTile;
   const uint32_t tile_in_warp = (threadIdx.x & 31) / kWindowTile;
+  constexpr int kStart = 0, kWait = 1, kProbe = 2;
   while (true) {
     uint32_t warp_base = 0;
     if ((threadIdx.x & 31) == 0) warp_base = atomicAdd(a.cursor, per_tile * kTilesPerWarp);
@@ -241,59 +258,79 @@ __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
       if (a.expected != nullptr) mine.expected = a.expected[i];
     }
     uint32_t todo = tile.Ballot(active);
-    while (todo != 0) {
-      const int leader = __ffs(todo) - 1;
-      todo &= todo - 1;
-      Op op{};
-      op.hash = tile.Shfl(mine.hash, leader);
-      op.key = tile.Shfl(mine.key, leader);
-      op.ctl = tile.Shfl(mine.ctl, leader);
-      op.value = tile.Shfl(mine.value, leader);
-      op.expected = tile.Shfl(mine.expected, leader);
-      const bool skip = tile.Shfl(int(my_skip), leader) != 0;
-      uint8_t code;
-      uint64_t rv;
-      ProcessWindowOp(t, a, op, skip, tile, &code, &rv);
-      if (tile.lane == 0) {
-        const uint32_t idx = base + leader;
-        if (a.out_codes != nullptr) {
-          WriteOutputs<false>(a, idx, skip, code, rv, 0, 0, 0);
-        } else {
-          a.res_code[idx] = code;
-          a.res_value[idx] = rv;
+    // The tile's current op (cur: its lane, -1 = none) and its state.
+    int cur = -1, phase = kStart;
+    Op op{};
+    bool skip = false;
+    Probe p{};
+    while (__any_sync(kFull, todo != 0 || cur >= 0)) {
+      if (cur < 0 && todo != 0) {
+        cur = __ffs(todo) - 1;
+        todo &= todo - 1;
+        op.hash = tile.Shfl(mine.hash, cur);
+        op.key = tile.Shfl(mine.key, cur);
+        op.ctl = tile.Shfl(mine.ctl, cur);
+        op.value = tile.Shfl(mine.value, cur);
+        op.expected = tile.Shfl(mine.expected, cur);
+        skip = tile.Shfl(int(my_skip), cur) != 0;
+        ProbeStart(t, op.hash, p);
+        phase = (op.ctl >> 3) & kMaxGroups ? kWait : kProbe;
+      }
+      if (cur >= 0) {
+        const uint32_t type = uint32_t(op.ctl & 3);
+        const bool flag = (op.ctl >> 2) & 1;
+        const uint32_t group = uint32_t(op.ctl >> 3) & kMaxGroups;
+        bool done = false;
+        uint8_t code = kResNotFound;
+        if (phase == kWait) {
+          // One look at the group per iteration (no spinning in place).
+          int st = 0;  // 0 wait, 1 go, 2 poisoned
+          if (leader) {
+            const uint32_t d = LdAcquire(a.done + group);
+            if ((d & ~kPoisonBit) >= uint32_t(op.ctl >> 32)) st = d & kPoisonBit ? 2 : 1;
+          }
+          st = tile.Shfl(st, 0);
+          if (st == 2) {
+            done = true;
+            code = kResRetryPoisoned;
+          } else if (st == 1) {
+            phase = kProbe;
+          }
+        }
+        if (!done && phase == kProbe) {
+          if (skip) {
+            done = true;
+          } else if (op.key >= kTombKey) {
+            if (leader) code = SpecialOp(t, op, type, flag, &p.rv);
+            done = true;
+          } else if (ProbeWindow(t, op.key, type != kOpGet, p, tile)) {
+            if (leader) code = FinishOp(t, a, op, type, flag, p);
+            done = true;
+          }
+        }
+        if (done) {
+          if (leader) Answer(a, base + cur, group, skip, code, p.rv);
+          cur = -1;
         }
       }
     }
   }
 }
 
-// Registers capped for this many blocks per SM: 4 (64 registers, no
-// spill) or 6 (spills a little; measured no faster, H100 2026-11-24).
-int g_window_min_blocks = 4;
+// 64 registers, 4 blocks per SM: capping them for 6 spilled and ran at half
+// the rate (H100 2026-11-24).
+constexpr int kWindowMinBlocks = 4;
 int g_window_resident = 0;
 
-cudaError_t Occupancy(int* per_sm) {
-  return g_window_min_blocks == 6
-             ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, WindowKernel<6>,
-                                                             kWindowBlockThreads, 0)
-             : cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, WindowKernel<4>,
-                                                             kWindowBlockThreads, 0);
-}
-
 }  // namespace
-
-void SetWindowMinBlocks(int min_blocks) {
-  g_window_min_blocks = min_blocks == 6 ? 6 : 4;
-  g_window_resident = 0;
-}
-int WindowMinBlocks() { return g_window_min_blocks; }
 
 cudaError_t WindowResidentBlocks(int* blocks) {
   *blocks = 0;
   int device = 0, per_sm = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) {
-    err = Occupancy(&per_sm);
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, WindowKernel<kWindowMinBlocks>,
+                                                        kWindowBlockThreads, 0);
   }
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
@@ -322,11 +359,7 @@ cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, ui
   uint32_t blocks = (tiles + kTilesPerBlock - 1) / kTilesPerBlock;
   if (blocks > blocks_avail) blocks = blocks_avail;
   if (blocks == 0) blocks = 1;
-  if (g_window_min_blocks == 6) {
-    WindowKernel<6><<<blocks, kWindowBlockThreads, 0, stream>>>(table, a);
-  } else {
-    WindowKernel<4><<<blocks, kWindowBlockThreads, 0, stream>>>(table, a);
-  }
+  WindowKernel<kWindowMinBlocks><<<blocks, kWindowBlockThreads, 0, stream>>>(table, a);
   return cudaGetLastError();
 }
 

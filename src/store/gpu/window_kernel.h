@@ -27,12 +27,6 @@ constexpr int kWindowTile = 4;  // lanes per op: one 16-byte slot each
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream);
 
-// Kernel variant: registers capped for 4 (the default) or 6 blocks of
-// kWindowBlockThreads per SM. Not thread-safe: set it before any launch
-// (the benchmark compares the variants).
-void SetWindowMinBlocks(int min_blocks);
-int WindowMinBlocks();
-
 // Blocks of kWindowBlockThreads that fit on the device at once.
 cudaError_t WindowResidentBlocks(int* blocks);
 
