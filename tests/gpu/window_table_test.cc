@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
+#include "window_test_rig.h"
 #include "store/gpu/lslab_types.h"
 #include "store/gpu/window_kernel.h"
 #include "store/gpu/window_table.h"
@@ -25,129 +26,7 @@ namespace {
 
 #define CK(x) ASSERT_EQ((x), cudaSuccess)
 
-struct HostOp {
-  uint32_t type;  // OpCode
-  uint64_t key, value = 0, expected = 0;
-  bool flag = false;  // CAS: expect absent
-};
-struct Outcome {
-  uint8_t code;
-  uint64_t value;
-};
-
-uint64_t MixHash(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  return k ^ (k >> 33);
-}
-
-// Device columns for batches of up to `cap` ops, and the launch around them.
-class Rig {
- public:
-  explicit Rig(uint32_t cap) : cap_(cap) {
-    cudaStreamCreate(&s_);
-    for (auto** p : {&hash_, &key_, &ctl_, &value_, &expected_, &res_value_, &out_values_}) {
-      cudaMalloc(p, cap * 8ull);
-    }
-    cudaMalloc(&res_code_, cap);
-    cudaMalloc(&out_codes_, cap);
-    cudaMalloc(&skip_, cap);
-    cudaMalloc(&done_, (cap + 1) * 4ull);
-    cudaMalloc(&hdr_, 16);
-  }
-  ~Rig() {
-    for (void* p : {(void*)hash_, (void*)key_, (void*)ctl_, (void*)value_, (void*)expected_,
-                    (void*)res_value_, (void*)out_values_, (void*)res_code_, (void*)out_codes_,
-                    (void*)skip_, (void*)done_, (void*)hdr_}) {
-      cudaFree(p);
-    }
-    cudaStreamDestroy(s_);
-  }
-
-  // Runs `ops` as one batch. allowance: EMPTY slots it may claim (*left: what
-  // is left). skip: per op, nonzero = answered already with that code
-  // (kvcg_form only). kvcg_form: results through out_codes / out_values
-  // (codes are then kvcg::Code bytes), else the raw columns.
-  std::vector<Outcome> Run(WindowTable& t, const std::vector<HostOp>& ops, int allowance,
-                           const std::function<uint64_t(uint64_t)>& hash, int* left = nullptr,
-                           const std::vector<uint8_t>* skip = nullptr, bool kvcg_form = false,
-                           uint32_t* retry_flag = nullptr) {
-    const uint32_t n = uint32_t(ops.size());
-    EXPECT_LE(n, cap_);
-    std::vector<uint64_t> h(n), k(n), c(n), v(n), e(n);
-    std::unordered_map<uint64_t, std::vector<uint32_t>> by_key;
-    for (uint32_t i = 0; i < n; ++i) by_key[ops[i].key].push_back(i);
-    uint32_t groups = 0;
-    std::vector<uint32_t> group(n, 0), need(n, 0);
-    for (auto& [key, idx] : by_key) {
-      if (idx.size() < 2) continue;
-      ++groups;
-      for (uint32_t r = 0; r < idx.size(); ++r) {
-        group[idx[r]] = groups;
-        need[idx[r]] = r;
-      }
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      h[i] = hash(ops[i].key);
-      k[i] = ops[i].key;
-      c[i] = MakeCtl(ops[i].type, ops[i].flag, group[i], need[i]);
-      v[i] = ops[i].value;
-      e[i] = ops[i].expected;
-    }
-    cudaMemcpy(hash_, h.data(), n * 8ull, cudaMemcpyHostToDevice);
-    cudaMemcpy(key_, k.data(), n * 8ull, cudaMemcpyHostToDevice);
-    cudaMemcpy(ctl_, c.data(), n * 8ull, cudaMemcpyHostToDevice);
-    cudaMemcpy(value_, v.data(), n * 8ull, cudaMemcpyHostToDevice);
-    cudaMemcpy(expected_, e.data(), n * 8ull, cudaMemcpyHostToDevice);
-    cudaMemset(done_, 0, (groups + 1) * 4ull);
-    uint32_t hdr[4] = {0, uint32_t(allowance), 0, 0};
-    cudaMemcpy(hdr_, hdr, 16, cudaMemcpyHostToDevice);
-    if (skip != nullptr) cudaMemcpy(skip_, skip->data(), n, cudaMemcpyHostToDevice);
-
-    ArbView a{};
-    a.n = n;
-    a.cursor = hdr_;
-    a.slab_allowance = reinterpret_cast<int*>(hdr_ + 1);
-    a.retry_flag = hdr_ + 2;
-    a.hash = hash_;
-    a.key = key_;
-    a.ctl = ctl_;
-    a.value = value_;
-    a.expected = expected_;
-    a.done = done_;
-    a.skip = skip != nullptr ? skip_ : nullptr;
-    if (kvcg_form) {
-      a.out_codes = out_codes_;
-      a.out_values = out_values_;
-    } else {
-      a.res_code = res_code_;
-      a.res_value = res_value_;
-    }
-    EXPECT_EQ(LaunchWindowOps(t.view(), a, 0, s_), cudaSuccess);
-    EXPECT_EQ(cudaStreamSynchronize(s_), cudaSuccess);
-    std::vector<uint8_t> codes(n);
-    std::vector<uint64_t> values(n);
-    cudaMemcpy(codes.data(), kvcg_form ? out_codes_ : res_code_, n, cudaMemcpyDeviceToHost);
-    cudaMemcpy(values.data(), kvcg_form ? out_values_ : res_value_, n * 8ull,
-               cudaMemcpyDeviceToHost);
-    cudaMemcpy(hdr, hdr_, 16, cudaMemcpyDeviceToHost);
-    if (left != nullptr) *left = int(hdr[1]);
-    if (retry_flag != nullptr) *retry_flag = hdr[2];
-    std::vector<Outcome> out(n);
-    for (uint32_t i = 0; i < n; ++i) out[i] = {codes[i], values[i]};
-    return out;
-  }
-
-  cudaStream_t stream() const { return s_; }
-
- private:
-  uint32_t cap_;
-  cudaStream_t s_ = nullptr;
-  uint64_t *hash_ = nullptr, *key_ = nullptr, *ctl_ = nullptr, *value_ = nullptr,
-           *expected_ = nullptr, *res_value_ = nullptr, *out_values_ = nullptr;
-  uint8_t *res_code_ = nullptr, *out_codes_ = nullptr, *skip_ = nullptr;
-  uint32_t *done_ = nullptr, *hdr_ = nullptr;
-};
+using namespace window_test;
 
 // The L-Slab kernel's raw result of `op` on `model`, which it then applies.
 Outcome Apply(std::unordered_map<uint64_t, uint64_t>& model, const HostOp& op) {
