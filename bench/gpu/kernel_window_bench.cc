@@ -29,7 +29,9 @@ using Clock = std::chrono::steady_clock;
 WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, KernelRig& rig) {
   WindowBench w;
   w.load = load;
-  w.table = std::make_unique<g::WindowTable>(g::WindowsFor(keys, load), 0);
+  // No access bytes: only eviction policies keep them (window_table.h);
+  // bytes_per_key_with_access_bytes says what they would add.
+  w.table = std::make_unique<g::WindowTable>(g::WindowsFor(keys, load), 0, nullptr, false);
   KVCG_CK(w.table->error());
   cudaStream_t s = rig.s;
   const uint32_t fill = uint32_t(std::min<uint64_t>(1u << 22, keys));
@@ -95,10 +97,13 @@ void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys) {
   for (size_t i = 0; i < tables.size(); ++i) {
     const WindowBench& w = tables[i];
     std::printf("%s{\"load\": %.2f, \"windows\": %llu, \"bytes_per_key\": %.2f, "
+                "\"bytes_per_key_with_access_bytes\": %.2f, "
                 "\"prefill_s\": %.3f, \"bound_random_window64_gps\": %.2f, "
                 "\"mean_probe_windows_hit\": %.3f, \"max_probe_windows\": %llu}",
                 i == 0 ? "" : ", ", w.load, (unsigned long long)w.table->windows(),
-                double(w.table->device_bytes()) / double(keys), w.fill_s, w.window64_gps,
+                double(w.table->device_bytes()) / double(keys),
+                double(g::WindowTable::DeviceBytes(w.table->windows(), true)) / double(keys),
+                w.fill_s, w.window64_gps,
                 w.mean_probe_windows, (unsigned long long)w.max_probe_windows);
   }
   std::printf("],\n");

@@ -3,7 +3,8 @@
 // groups numbered here as the pipeline numbers them), the two sentinel key
 // values, tombstones and their reuse, forced hash collisions (every key in
 // one home window: probe chains across the whole table), the claim
-// allowance, max_keys, retry poisoning, and the results in kvcg's form.
+// allowance, max_keys, retry poisoning, the results in kvcg's form, and
+// growth (a rebuild into more windows).
 // Without a usable GPU every test is skipped with the reason.
 #include <gtest/gtest.h>
 
@@ -20,6 +21,7 @@
 #include "store/gpu/lslab_types.h"
 #include "store/gpu/window_kernel.h"
 #include "store/gpu/window_table.h"
+#include "store/gpu/xxh3_fixed8.h"
 
 namespace kvcg::store::gpu {
 namespace {
@@ -232,6 +234,118 @@ TEST(WindowTable, ResultsInKvcgFormWithSkippedOps) {
   EXPECT_EQ(got[3].code, 3);  // skipped: nothing stored
   EXPECT_EQ(got[4].code, 1);
   EXPECT_EQ(retry, 0u);
+}
+
+// Fills a table, deletes a third (tombstones), grows it, and checks every
+// entry, the counters and later writes. host_hash: the hash Grow is given
+// (empty: the device's Xxh3Fixed8, which `hash` must then be).
+void ExpectGrowKeepsEntries(const std::function<uint64_t(uint64_t)>& hash,
+                            const std::function<uint64_t(uint64_t)>& host_hash) {
+  WindowTable t(1024, 0);
+  CK(t.error());
+  Rig rig(4096);
+  std::unordered_map<uint64_t, uint64_t> model;
+  std::vector<HostOp> puts;
+  for (uint64_t k = 0; k < 3000; ++k) puts.push_back({kOpPut, k * 7919, k});
+  puts.push_back({kOpPut, kEmptyKey, 11});
+  puts.push_back({kOpPut, kTombKey, 12});
+  for (const auto& o : rig.Run(t, puts, 1 << 20, hash)) ASSERT_EQ(o.code, kResNotFound | kResStored);
+  for (const auto& op : puts) model[op.key] = op.value;
+  std::vector<HostOp> dels;
+  for (uint64_t k = 0; k < 3000; k += 3) {
+    dels.push_back({kOpDelete, k * 7919});
+    model.erase(k * 7919);
+  }
+  dels.push_back({kOpDelete, kTombKey});
+  model.erase(kTombKey);
+  for (const auto& o : rig.Run(t, dels, 0, hash)) ASSERT_EQ(o.code, kResOk);
+  WindowTableStats before;
+  CK(t.Stats(&before, rig.stream()));
+  ASSERT_EQ(before.used, 3000u);  // tombstones still count
+  const uint64_t old_windows = t.windows();
+  CK(t.Grow(2 * old_windows, host_hash, rig.stream()));
+  EXPECT_GT(t.windows(), 2 * old_windows - 1);
+  WindowTableStats after;
+  CK(t.Stats(&after, rig.stream()));
+  EXPECT_EQ(after.keys, model.size());
+  EXPECT_EQ(after.mem_bytes, before.mem_bytes);
+  EXPECT_EQ(after.used, model.size() - 1);  // live slots: kEmptyKey lives in the side table
+  std::vector<HostOp> gets;
+  for (uint64_t k = 0; k < 3000; ++k) gets.push_back({kOpGet, k * 7919});
+  gets.push_back({kOpGet, kEmptyKey});
+  gets.push_back({kOpGet, kTombKey});
+  const auto got = rig.Run(t, gets, 0, hash);
+  for (size_t i = 0; i < gets.size(); ++i) {
+    auto it = model.find(gets[i].key);
+    ASSERT_EQ(got[i].code, it != model.end() ? kResOk : kResNotFound) << "key " << gets[i].key;
+    if (it != model.end()) {
+      ASSERT_EQ(got[i].value, it->second) << "key " << gets[i].key;
+    }
+  }
+  // Writes go on after the rebuild: updates, deletes, new keys.
+  std::vector<HostOp> more = {{kOpPut, 1 * 7919, 99}, {kOpDelete, 2 * 7919}, {kOpPut, 123456789, 5}};
+  const auto m = rig.Run(t, more, 10, hash);
+  EXPECT_EQ(m[0].code, kResOk | kResStored);
+  EXPECT_EQ(m[1].code, kResOk);
+  EXPECT_EQ(m[2].code, kResNotFound | kResStored);
+}
+
+TEST(WindowTable, GrowKeepsEveryEntryWithAHostHash) {
+  SKIP_WITHOUT_GPU();
+  ExpectGrowKeepsEntries(MixHash, MixHash);
+}
+
+TEST(WindowTable, GrowKeepsEveryEntryWithTheDeviceHash) {
+  SKIP_WITHOUT_GPU();
+  ExpectGrowKeepsEntries([](uint64_t k) { return Xxh3Fixed8(k); }, {});
+}
+
+TEST(WindowTable, GrowNeverShrinksBelowTheLiveKeys) {
+  SKIP_WITHOUT_GPU();
+  WindowTable t(256, 0);
+  CK(t.error());
+  Rig rig(1000);
+  std::vector<HostOp> puts;
+  for (uint64_t k = 0; k < 700; ++k) puts.push_back({kOpPut, k, k});
+  for (const auto& o : rig.Run(t, puts, 1 << 20, MixHash)) ASSERT_EQ(o.code, kResNotFound | kResStored);
+  CK(t.Grow(1, MixHash, rig.stream()));  // asks for less than the keys need
+  EXPECT_GE(double(t.windows() * kWindowSlots) * kMaxWindowLoad, 700.0);
+  std::vector<HostOp> gets;
+  for (uint64_t k = 0; k < 700; ++k) gets.push_back({kOpGet, k});
+  const auto got = rig.Run(t, gets, 0, MixHash);
+  for (uint64_t k = 0; k < 700; ++k) ASSERT_EQ(got[k].value, k);
+}
+
+TEST(WindowTable, AccessBytesComeWithThePolicyThatKeepsThem) {
+  SKIP_WITHOUT_GPU();
+  WindowTable t(64, 0, nullptr, /*access_bytes=*/false);
+  CK(t.error());
+  EXPECT_EQ(t.view().access, nullptr);
+  EXPECT_EQ(t.device_bytes(), WindowTable::DeviceBytes(67, false));
+  CK(t.SetAccess(kAccessLfu, 0));
+  ASSERT_NE(t.view().access, nullptr);
+  EXPECT_EQ(t.device_bytes(), WindowTable::DeviceBytes(67, true));
+  Rig rig(200);
+  std::vector<HostOp> puts;
+  for (uint64_t k = 0; k < 150; ++k) puts.push_back({kOpPut, k, k});
+  for (const auto& o : rig.Run(t, puts, 1 << 20, MixHash)) ASSERT_EQ(o.code, kResNotFound | kResStored);
+  // Every new key starts at LFU_INIT_VAL; the other bytes stay 0.
+  std::vector<uint8_t> bytes(67 * kWindowSlots + 2);
+  CK(cudaMemcpy(bytes.data(), t.view().access, bytes.size(), cudaMemcpyDeviceToHost));
+  int init = 0, zero = 0;
+  for (uint8_t b : bytes) {
+    init += b == kLfuInitCounter;
+    zero += b == 0;
+  }
+  EXPECT_EQ(init, 150);
+  EXPECT_EQ(zero, int(bytes.size()) - 150);
+  // A rebuild keeps them.
+  CK(t.Grow(200, MixHash, rig.stream()));
+  std::vector<uint8_t> after(t.windows() * kWindowSlots + 2);
+  CK(cudaMemcpy(after.data(), t.view().access, after.size(), cudaMemcpyDeviceToHost));
+  init = 0;
+  for (uint8_t b : after) init += b == kLfuInitCounter;
+  EXPECT_EQ(init, 150);
 }
 
 }  // namespace

@@ -1,15 +1,18 @@
 // WindowTable: the device memory of one window table (window_types.h) —
 // its windows, access bytes, sentinel-key side table and counters — and
-// the host-side operations on it that are not ops of a batch.
+// the host-side operations on it that are not ops of a batch: clearing,
+// limits, counters, and growth (a rebuild into more windows).
 //
 // Batches run through LaunchWindowOps (window_kernel.h) on view(). Not
-// thread-safe: the owner serialises calls with its launches (Clear and the
-// counter reads synchronise on the stream they are given).
+// thread-safe: the owner serialises calls with its launches (Clear, Grow
+// and the counter reads synchronise on the stream they are given, and
+// nothing else may run on the table during Clear or Grow).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "store/gpu/window_types.h"
 
@@ -24,8 +27,15 @@ struct WindowTableStats {
 class WindowTable {
  public:
   // Allocates windows — the smallest prime >= `windows` (window_types.h) —
-  // and clears them; error() tells whether that worked. entry_overhead: bytes charged per key beyond 16.
-  WindowTable(uint64_t windows, uint64_t entry_overhead);
+  // and clears them; error() tells whether that worked. entry_overhead:
+  // bytes charged per key beyond 16. counters: device counters the owner
+  // keeps (a store's, shared with its other kernels), or null for the
+  // table's own; their limits are kept, the rest is the table's to count.
+  // access_bytes: allocate the access bytes now (else on the first
+  // SetAccess with a mode that keeps them: only eviction policies need
+  // them, and they are 1.25 bytes per key at load 0.8).
+  WindowTable(uint64_t windows, uint64_t entry_overhead, DeviceCounters* counters = nullptr,
+              bool access_bytes = true);
   ~WindowTable();
   WindowTable(const WindowTable&) = delete;
   WindowTable& operator=(const WindowTable&) = delete;
@@ -34,7 +44,10 @@ class WindowTable {
   const WindowTableView& view() const { return view_; }
   uint64_t windows() const { return view_.windows; }
   // Device memory the table holds, in bytes.
-  uint64_t device_bytes() const { return bytes_; }
+  uint64_t device_bytes() const { return block_.bytes; }
+  // Device memory a table of `windows` windows (a prime) holds, with or
+  // without its access bytes.
+  static uint64_t DeviceBytes(uint64_t windows, bool access_bytes);
   // EMPTY slots a batch may still claim before `used` reaches the load
   // limit (kMaxWindowLoad), given the current `used`.
   uint64_t ClaimableSlots(uint64_t used) const;
@@ -46,16 +59,38 @@ class WindowTable {
   cudaError_t SetLimits(uint64_t max_keys, uint64_t max_mem, cudaStream_t stream);
   // The counters, synchronously on `stream`.
   cudaError_t Stats(WindowTableStats* out, cudaStream_t stream) const;
-  // Sets the access mode and LRU generation later launches use.
-  void SetAccess(uint32_t mode, uint32_t generation) {
-    view_.access_mode = mode;
-    view_.generation = generation;
-  }
+  // Sets the access mode and LRU generation later launches use,
+  // allocating the access bytes (zeroed) for a mode other than kAccessNone
+  // if the table has none yet. Nothing may run on the table meanwhile.
+  cudaError_t SetAccess(uint32_t mode, uint32_t generation);
+
+  // Rebuilds the table into NextPrime(windows) windows (at least as many
+  // as the live keys need under the load limit), keeping every live entry,
+  // its value, its access byte and the counters; tombstones are dropped, so
+  // `used` becomes the live slot count. host_hash: empty = the keys' hash is
+  // Xxh3Fixed8, computed on the device (the store's default); else the
+  // store's own hash of an 8-byte key, which the host runs over a copy of
+  // the keys. Synchronous on `stream`; on an error (e.g. no device memory
+  // for the new windows) the table is unchanged.
+  cudaError_t Grow(uint64_t windows, const std::function<uint64_t(uint64_t)>& host_hash,
+                   cudaStream_t stream);
 
  private:
+  // One allocation for the windows, side table, `used` and own counters;
+  // one for the access bytes (if any).
+  struct Block {
+    void* mem = nullptr;
+    void* access = nullptr;
+    uint64_t bytes = 0;
+    WindowTableView view{};
+  };
+  static cudaError_t Allocate(uint64_t windows, bool access_bytes, Block* out);
+  static void Free(Block* b);
+  cudaError_t ClearBlock(const WindowTableView& v, cudaStream_t stream);
+
   WindowTableView view_{};
-  void* mem_ = nullptr;  // one allocation: windows, side table, counters, access bytes
-  uint64_t bytes_ = 0;
+  Block block_;
+  bool own_counters_ = true;
   cudaError_t error_ = cudaSuccess;
 };
 

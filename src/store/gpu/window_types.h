@@ -42,7 +42,8 @@
 // allowance.
 //
 // Access bytes (eviction, as lslab_types.h): one per slot, 4 W bytes after
-// which the two sentinel keys' bytes follow.
+// which the two sentinel keys' bytes follow; allocated only while a policy
+// keeps them (null otherwise, and the access mode is then kAccessNone).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,7 @@ constexpr double kMaxWindowLoad = 0.8;
 struct WindowTableView {
   uint64_t* slots;            // windows * kWindowWords words
   uint64_t windows;           // W, a prime
-  uint8_t* access;            // 4 W + 2 access bytes
+  uint8_t* access;            // 4 W + 2 access bytes, or null (access_mode none)
   uint64_t* special;          // [present, value] for kEmptyKey, then for kTombKey
   unsigned long long* used;   // slots claimed from EMPTY
   DeviceCounters* counters;   // keys, mem_bytes, max_keys, max_mem (the rest unused)
