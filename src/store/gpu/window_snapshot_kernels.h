@@ -35,7 +35,8 @@
 // rebuild into more windows; planned, not implemented) every entry is
 // rehashed into the new windows, so an old window index means nothing in
 // the new table. A scan cursor must therefore carry the table's generation
-// (advanced by every rebuild) beside the window index, and a step that sees
+// (a count of rebuilds, advanced by each; not WindowTableView::generation,
+// which is the LRU clock) beside the window index, and a step that sees
 // a cursor of another generation restarts at window 0 of the current table:
 // keys already returned come again (Redis allows duplicates) and no key
 // present throughout is missed, since the restarted pass covers the whole
