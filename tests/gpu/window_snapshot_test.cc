@@ -176,7 +176,7 @@ void RunPass(const WindowTable& t, WindowRange range, cudaStream_t s, uint64_t i
              Pass* p) {
   DeviceBuffer totals, image;
   CK(cudaMalloc(&totals.p, sizeof(SnapshotTotals)));
-  CK(cudaMemset(totals.p, 0x5A, sizeof(SnapshotTotals)));
+  CK(cudaMemsetAsync(totals.p, 0x5A, sizeof(SnapshotTotals), s));
   auto* tp = static_cast<SnapshotTotals*>(totals.p);
   CK(WindowSnapshotCount(t.view(), range, tp, s));
   CK(cudaMemcpyAsync(&p->counted, tp, sizeof(SnapshotTotals), cudaMemcpyDeviceToHost, s));
@@ -184,12 +184,12 @@ void RunPass(const WindowTable& t, WindowRange range, cudaStream_t s, uint64_t i
   p->image_bytes = image_bytes == kCounted ? p->counted.bytes : image_bytes;
   const uint64_t total = p->image_bytes + kGuardBytes;
   CK(cudaMalloc(&image.p, total));
-  CK(cudaMemset(image.p, kCanaryByte, total));
+  CK(cudaMemsetAsync(image.p, kCanaryByte, total, s));
   CK(WindowSnapshotDump(t.view(), range, static_cast<char*>(image.p), p->image_bytes, tp, s));
   CK(cudaMemcpyAsync(&p->dumped, tp, sizeof(SnapshotTotals), cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
   p->buffer.resize(total);
-  CK(cudaMemcpy(p->buffer.data(), image.p, total, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(p->buffer.data(), image.p, total, cudaMemcpyDeviceToHost));  // after the sync
 }
 
 // The entries at the start of the image, 16 bytes each, up to the first
