@@ -25,7 +25,7 @@ namespace kvcg::store::gpu {
 namespace {
 
 constexpr unsigned kFull = 0xffffffffu;
-constexpr int kBlockThreads = 256;
+constexpr int kBlockThreads = kSnapshotBlockThreads;
 constexpr uint32_t kWarpsPerBlock = kBlockThreads / 32;
 constexpr uint32_t kSlotMask = (1u << kSlotsPerSlab) - 1;  // bitmap bits of meta
 constexpr uint32_t kSmallRecordWords = 8;                  // per-lane copy up to this
@@ -171,26 +171,25 @@ __global__ void __launch_bounds__(kBlockThreads)
   if (lane == 0 && dumped != 0) atomicAdd(&totals->dumped, (unsigned long long)dumped);
 }
 
-// Enough warps to cover the device a few times over; grid-stride beyond.
-cudaError_t GridFor(uint64_t buckets, uint32_t* blocks) {
+}  // namespace
+
+cudaError_t SnapshotBlocks(uint64_t warps, uint32_t* blocks) {
   int device = 0, sms = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
-  uint64_t want = (buckets + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  uint64_t want = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;
   *blocks = uint32_t(want < cap ? want : cap);
   if (*blocks == 0) *blocks = 1;
   return cudaSuccess;
 }
 
-}  // namespace
-
 cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, uint64_t now,
                           SnapshotTotals* totals, cudaStream_t stream) {
   static_assert(sizeof(SnapshotTotals) == 64);
   uint32_t blocks = 0;
-  cudaError_t err = GridFor(range.end - range.begin, &blocks);
+  cudaError_t err = SnapshotBlocks(range.end - range.begin, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(SnapshotTotals), stream);
   if (err != cudaSuccess) return err;
   if (general) {
@@ -205,7 +204,7 @@ cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range
                          char* image, uint64_t image_bytes, SnapshotTotals* totals,
                          cudaStream_t stream) {
   uint32_t blocks = 0;
-  cudaError_t err = GridFor(range.end - range.begin, &blocks);
+  cudaError_t err = SnapshotBlocks(range.end - range.begin, &blocks);
   if (err != cudaSuccess) return err;
   uint64_t* words = reinterpret_cast<uint64_t*>(image);
   if (general) {

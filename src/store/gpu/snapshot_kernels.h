@@ -55,6 +55,15 @@ struct BucketRange {
   uint64_t end;
 };
 
+// Snapshot passes run blocks of this many threads (8 warps).
+constexpr int kSnapshotBlockThreads = 256;
+
+// Blocks for a grid-stride snapshot pass with `warps` warps' worth of work
+// (a warp per unit): enough to cover the device a few times over (8 blocks
+// per SM), at least 1; the kernel strides over the rest. Shared by the
+// L-Slab passes (here) and the window table's (window_snapshot_kernels.h).
+cudaError_t SnapshotBlocks(uint64_t warps, uint32_t* blocks);
+
 // Zeroes *totals, then counts the range's entries and image bytes into it.
 // Enqueued on `stream`; returns the first launch error.
 cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, uint64_t now,
