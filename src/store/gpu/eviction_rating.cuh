@@ -30,7 +30,7 @@ struct Rating {
 
 // Whether policy p ranks keys by their access bytes (LRU, LFU): then every
 // key's byte is read, candidate or not, since all of them age.
-__device__ __forceinline__ bool UsesAccessBytes(const EvictParams& p) {
+__host__ __device__ __forceinline__ bool UsesAccessBytes(const EvictParams& p) {
   return p.score == kScoreLru || p.score == kScoreLfu;
 }
 

@@ -66,10 +66,11 @@ __device__ void ForEachEntry(const WindowTableView& t, F&& f) {
 }
 
 // A live entry's rating: as the L-Slab table rates a fixed8 key (its word
-// is the key, no expire-at).
+// is the key, no expire-at). The access bytes exist whenever the score
+// reads them (the host entry points check).
 __device__ Rating RateEntry(const WindowTableView& t, const EvictParams& p, uint64_t i,
                             const Entry& e) {
-  return RateKey(p, t.generation, e.key, 0, t.access + i);
+  return RateKey(p, t.generation, e.key, 0, t.access != nullptr ? t.access + i : nullptr);
 }
 
 // Counts keys per score in shared memory, warp-aggregated (one shared
@@ -128,6 +129,11 @@ __global__ void __launch_bounds__(kEvictBlockThreads)
   atomicAdd(&totals->freed, (unsigned long long)freed);
 }
 
+// Access byte i, or 0 for a table that keeps none.
+__device__ uint32_t AccessByteOf(const WindowTableView& t, uint64_t i) {
+  return t.access != nullptr ? __ldcg(t.access + i) : 0;
+}
+
 // One thread: the key's access byte, probing as the ops kernel does (home
 // window, then steps of ProbeStep, up to the first window with an EMPTY
 // slot; a whole lap at most), or from the side table for a sentinel key.
@@ -138,7 +144,7 @@ __global__ void WindowKeyAccessKernel(WindowTableView t, uint64_t hash, uint64_t
   unsigned long long result = 0;
   if (key >= kTombKey) {
     const uint64_t which = key == kEmptyKey ? 0 : 1;
-    if (Ld(t.special + 2 * which) != 0) result = (1ull << 32) | __ldcg(t.access + slots + which);
+    if (Ld(t.special + 2 * which) != 0) result = (1ull << 32) | AccessByteOf(t, slots + which);
   } else {
     uint64_t w = HomeWindow(hash, t.windows);
     const uint64_t step = ProbeStep(hash, t.windows);
@@ -147,7 +153,7 @@ __global__ void WindowKeyAccessKernel(WindowTableView t, uint64_t hash, uint64_t
       for (uint32_t s = 0; s < kWindowSlots; ++s) {
         const uint64_t k = Ld(t.slots + w * kWindowWords + 2 * s);
         if (k == key) {
-          result = (1ull << 32) | __ldcg(t.access + w * kWindowSlots + s);
+          result = (1ull << 32) | AccessByteOf(t, w * kWindowSlots + s);
           over = true;
           break;
         }
@@ -167,6 +173,7 @@ cudaError_t PassBlocks(const WindowTableView& t, uint32_t* blocks) {
 
 cudaError_t WindowEvictionHistogram(const WindowTableView& table, const EvictParams& p,
                                     EvictHistogram* hist, cudaStream_t stream) {
+  if (UsesAccessBytes(p) && table.access == nullptr) return cudaErrorInvalidValue;
   uint32_t blocks = 0;
   cudaError_t err = PassBlocks(table, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(hist, 0, sizeof(EvictHistogram), stream);
@@ -177,6 +184,7 @@ cudaError_t WindowEvictionHistogram(const WindowTableView& table, const EvictPar
 
 cudaError_t WindowEvictChosen(const WindowTableView& table, const EvictParams& p,
                               EvictTotals* totals, cudaStream_t stream) {
+  if (UsesAccessBytes(p) && table.access == nullptr) return cudaErrorInvalidValue;
   uint32_t blocks = 0;
   cudaError_t err = PassBlocks(table, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(EvictTotals), stream);

@@ -12,7 +12,10 @@
 // as expired; nothing is listed for the host (fixed8 frees nothing there).
 //
 // Every call must run with nothing else in flight on the table (the
-// pipeline drains first); stream order on `stream` is all they need.
+// pipeline drains first); stream order on `stream` is all they need. A
+// table without access bytes (view.access null) can be ranked only by
+// scores that read none (random): LRU / LFU passes on it answer
+// cudaErrorInvalidValue.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -45,7 +48,8 @@ cudaError_t WindowEvictChosen(const WindowTableView& table, const EvictParams& p
                               EvictTotals* totals, cudaStream_t stream);
 
 // OBJECT FREQ (Store::KeyAccess): *out (device) := 0 when `key` is absent,
-// else 1 << 32 | its access byte, without touching it. `hash`: the key's
+// else 1 << 32 | its access byte (0 in a table that keeps none), without
+// touching it. `hash`: the key's
 // hash, as its ops carry it (the probe starts from it; the sentinel keys
 // are looked up in the side table).
 cudaError_t WindowLookupAccessByte(const WindowTableView& table, uint64_t hash, uint64_t key,
