@@ -1,41 +1,31 @@
 // Eviction kernels (eviction_kernels.h): rank every key by score, then
 // unlink the chosen ones. A warp walks one bucket's chain at a time, lane l
-// rating slot l of each slab; both kernels rate identically, so the host's
-// cutoff chosen from the histogram selects what the histogram counted.
+// rating slot l of each slab; both kernels rate identically (RateKey,
+// eviction_rating.cuh, which the window table's kernels share), so the
+// host's cutoff chosen from the histogram selects what the histogram counted.
 // They run with no other kernel of the table in flight (the pipeline
 // drains first), so they take no bucket locks.
 #include <cuda_runtime.h>
 
 #include "store/gpu/eviction_kernels.h"
+#include "store/gpu/eviction_rating.cuh"
 #include "store/gpu/lslab_device.cuh"
 
 namespace kvcg::store::gpu {
 namespace {
 
-constexpr int kBlockThreads = 256;
-constexpr uint32_t kWarpsPerBlock = kBlockThreads / 32;
-constexpr uint64_t kShareSalt = 0x5bd1e9955bd1e995ull;  // the cutoff bin's share: other hash bits
+constexpr int kBlockThreads = kEvictBlockThreads;
+constexpr uint32_t kWarpsPerBlock = kEvictWarpsPerBlock;
 
-// One occupied slot as a pass sees it.
-struct Rated {
-  bool candidate = false;
-  uint32_t score = 0;
+// One occupied slot as a pass sees it: its rating (eviction_rating.cuh)
+// and what unlinking it needs.
+struct Rated : Rating {
   uint64_t charge = 0;
   uint64_t exp = 0;   // expire-at (general, in a slab with the volatile hint; else 0)
   uint64_t rec = 0;   // general: the key record
   uint64_t lens = 0;  // general: key length | value length << 32
   uint64_t word = 0;  // the slot's key word (fixed8 key, general hash)
-  uint8_t* access = nullptr;
-  uint32_t access_byte = 0;
-  uint32_t counter = 0;  // LFU: the counter after this pass's decay
 };
-
-__device__ uint32_t TtlScore(uint64_t remaining) {
-  const uint32_t lg = 63 - __clzll(remaining | 1);
-  const uint32_t frac = lg >= 2 ? uint32_t(remaining >> (lg - 2)) & 3 : 0;
-  const uint32_t s = lg * 4 + frac;
-  return s < 255 ? s : 255;
-}
 
 template <bool kGeneral>
 __device__ Rated Rate(const TableView& t, const EvictParams& p, const uint64_t* slab,
@@ -51,25 +41,8 @@ __device__ Rated Rate(const TableView& t, const EvictParams& p, const uint64_t* 
   } else {
     r.charge = 16 + t.entry_overhead;
   }
-  if (p.score == kScoreLru || p.score == kScoreLfu) {  // read for every key: all of them age
-    r.access = AccessByte(t, bucket, idx, int(lane));
-    r.access_byte = __ldcg(r.access);
-    r.counter = r.access_byte > p.lfu_decay ? r.access_byte - p.lfu_decay : 0;
-    r.score = p.score == kScoreLru ? 255 - ((t.generation - r.access_byte) & 0xff) : r.counter;
-  }
-  if (p.volatile_only && r.exp == 0) return r;
-  r.candidate = true;
-  if (Expired(r.exp, p.now)) {
-    r.score = 0;  // an expired key goes first
-    return r;
-  }
-  switch (p.score) {
-    case kScoreLru:
-    case kScoreLfu: break;
-    case kScoreRandom: r.score = uint32_t(Mix64(r.word ^ p.salt) >> 56); break;
-    default: r.score = TtlScore(r.exp - p.now); break;
-  }
-  if (r.score == 0) r.score = 1;  // bin 0 is the expired keys': they go first
+  uint8_t* access = UsesAccessBytes(p) ? AccessByte(t, bucket, idx, int(lane)) : nullptr;
+  static_cast<Rating&>(r) = RateKey(p, t.generation, r.word, r.exp, access);
   return r;
 }
 
@@ -130,9 +103,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       const bool mine = lane < kSlotsPerSlab && ((meta >> lane) & 1);
       Rated r;
       if (mine) r = Rate<kGeneral>(t, p, slab, meta, b, idx, lane);
-      const bool chosen =
-          r.candidate && (r.score < p.cutoff ||
-                          (r.score == p.cutoff && (Mix64(r.word ^ p.salt ^ kShareSalt) & 0xffff) < p.share));
+      const bool chosen = r.candidate && ChosenByCutoff(p, r.score, r.word);
       uint32_t gone = __ballot_sync(kFull, chosen);
       if (kGeneral && gone != 0) {
         const uint32_t n = __popc(gone);
@@ -164,16 +135,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         next_meta &= ~kVolatileBit;  // nothing volatile left here
       }
       if (lane == 0 && next_meta != meta) St(slab + kMetaWord, next_meta);
-      // The keys kept age: LRU ages saturate (the generation never wraps
-      // onto them), LFU counters decay.
-      if (mine && !unlinked && r.access != nullptr) {
-        if (p.score == kScoreLru) {
-          const uint32_t age = (t.generation - r.access_byte) & 0xff;
-          if (age > kMaxLruAge) __stcg(r.access, uint8_t(t.generation - kMaxLruAge));
-        } else if (p.lfu_decay != 0 && r.counter != r.access_byte) {
-          __stcg(r.access, uint8_t(r.counter));
-        }
-      }
+      if (mine && !unlinked && r.access != nullptr) AgeKeptKey(p, t.generation, r);
     });
   }
   if (lane != 0) return;
@@ -237,16 +199,10 @@ __global__ void KeyAccessKernel(TableView t, uint64_t hash, const uint64_t* key,
   *out = result;
 }
 
-// Enough warps to fill the device several times over; grid-stride beyond.
+// One warp a bucket (EvictBlocks: a grid that fills the device, grid-stride
+// beyond).
 cudaError_t Blocks(const TableView& t, uint32_t* blocks) {
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const uint64_t want = ((1ull << t.bucket_bits) + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;  // 64 warps per SM
-  *blocks = uint32_t(want < cap ? want : cap);
-  if (*blocks == 0) *blocks = 1;
-  return err;
+  return EvictBlocks(1ull << t.bucket_bits, blocks);
 }
 
 }  // namespace
