@@ -1,28 +1,21 @@
 // kvcg-bench-gpu kernel: the table kernels alone on device-resident batches
-// (issue 3 §5 (a)); fixed8 measures the L-Slab table and the window table
-// (kernel_window_bench.cc) on the same batches in the same run. --layout fixed8 (the default) | general | both: the
-// general layout is kernel_general_bench.cc; "both" prints a JSON array of
-// the two documents. This file: the fixed8 benchmark and the pieces both
-// share (kernel_bench.h).
+// (issue 3 §5 (a)). --layout fixed8 (the default) | general | both ("both"
+// prints a JSON array of the two documents). fixed8: the window table, the
+// layout's table (kernel_window_bench.cc), at three loads; general: the
+// L-Slab table (kernel_general_bench.cc). This file: the fixed8 driver and
+// the pieces both share (kernel_bench.h).
 //
-// A fixed8 GPU store is opened for its table; the benchmark then bypasses
-// the pipeline and launches the L-Slab kernel itself on batches generated in
-// device memory (bench_kernels.cu), so nothing but the kernel is measured:
-//   * prefill: keys BenchKey(0 .. 2^keys_log2) by sequential PUT batches,
-//     each reserving its slabs from the store's pool as the pipeline does;
-//     every PUT must answer "not found, stored", and Size() must then equal
-//     the key count;
-//   * bounds: random 8-byte reads and random 256-byte slab-half reads (what
-//     one probe costs) over the table's own bucket array;
-//   * mixes 100/0, 95/5, 50/50, 0/100 GET/PUT on batches of max_batch_ops
-//     ops, under each kernel variant. The keys of one batch are distinct
-//     (a permutation of a window of the key space, bench_kernels.h), so every
-//     op's ctl has group 0 / need 0: the same-key numbering the pipeline does
-//     on the GPU (ArbPrepare) is not needed and not measured. Each timed launch
-//     has its own pre-zeroed header (cursor, slab allowance), so the timed
-//     region (CUDA events) holds kernel launches only. Every key exists, so a
-//     GET must answer found and a PUT "found, stored" without taking a slab
-//     (allowance 0): any other code fails the run.
+// The benchmarks bypass the pipeline and launch the table kernel themselves
+// on batches generated in device memory (bench_kernels.cu), so nothing but
+// the kernel is measured: mixes 100/0, 95/5, 50/50, 0/100 GET/PUT on
+// batches of max_batch_ops ops. The keys of one batch are distinct (a
+// permutation of a window of the key space, bench_kernels.h), so every op's
+// ctl has group 0 / need 0: the same-key numbering the pipeline does on the
+// GPU (ArbPrepare) is not needed and not measured. Each timed launch has its
+// own pre-zeroed header (cursor, allowance), so the timed region (CUDA
+// events) holds kernel launches only. Every key exists, so a GET must answer
+// found and a PUT "found, stored" without taking room: any other code fails
+// the run.
 #include "kernel_bench.h"
 
 #include <cuda_runtime.h>
@@ -134,11 +127,11 @@ void KernelRig::Destroy() {
   KVCG_CK(cudaStreamDestroy(s));
 }
 
-KernelBounds MeasureBounds(const g::TableView& table, KernelRig& rig) {
+KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig) {
   uint64_t* sink;
   KVCG_CK(cudaMalloc(&sink, 8));
-  const uint64_t buckets = uint64_t(1) << table.bucket_bits;
-  const uint64_t words = buckets * g::kSlabWords;
+  const uint64_t words = bytes / 8;
+  const uint64_t slabs = bytes / g::kSlabBytes;
   const uint64_t threads = 132ull * 2048 * 4;
   const int per = 64;
   cudaStream_t s = rig.s;
@@ -155,11 +148,11 @@ KernelBounds MeasureBounds(const g::TableView& table, KernelRig& rig) {
   };
   KernelBounds b;
   const double read8_s =
-      time_it([&] { KVCG_CK(LaunchRandomRead8(table.buckets, words, threads, per, 7, sink, s)); });
+      time_it([&] { KVCG_CK(LaunchRandomRead8(base, words, threads, per, 7, sink, s)); });
   b.read8_gps = threads * per / read8_s / 1e9;
   const uint64_t warps = threads / 32 * 4;
   const double slab_s =
-      time_it([&] { KVCG_CK(LaunchRandomSlab256(table.buckets, buckets, warps, per, 9, sink, s)); });
+      time_it([&] { KVCG_CK(LaunchRandomSlab256(base, slabs, warps, per, 9, sink, s)); });
   b.slab256_gps = warps * per / slab_s / 1e9;
   KVCG_CK(cudaFree(sink));
   return b;
@@ -258,78 +251,37 @@ int RunKernel(const Args& args) {
 int RunKernelFixed8(const Args& args) {
   const int log2 = args.keys_log2 < 0 ? 27 : args.keys_log2;
   const uint64_t keys = 1ull << log2;
+  // The store only tells the batch size (its ARBs'); its own window table
+  // starts small. The tables measured are built here, one per load.
   g::GpuStore* gs = nullptr;
-  auto store = OpenKernelStore(Layout::kFixed8, keys, &gs);
-  const g::TableView table = gs->table();
-  // A batch as large as the pipeline's ARBs; at most the key space, so that
-  // its keys can be distinct.
+  auto store = OpenKernelStore(Layout::kFixed8, 1, &gs);
+  // At most the key space, so that a batch's keys can be distinct.
   const uint32_t batch = uint32_t(std::min<uint64_t>(gs->max_batch_ops(), keys));
   KernelRig rig;
   rig.Init();
   cudaStream_t s = rig.s;
-  uint32_t* hdrs = rig.hdrs;
 
-  // Prefill: sequential PUTs of new keys, each batch with its own slabs.
-  const uint32_t fill = uint32_t(std::min<uint64_t>(1u << 22, keys));
-  DeviceArb arb;
-  arb.Alloc(std::max(fill, batch));
-  double fill_s = 0;  // the launches, not the checks
-  for (uint64_t first = 0; first < keys; first += fill) {
-    const auto t0 = Clock::now();
-    const uint32_t n = uint32_t(std::min<uint64_t>(fill, keys - first));
-    if (!gs->pool().Reserve(n)) Fail("kernel prefill: the slab pool cannot grow");
-    KVCG_CK(GenerateArb(n, first, log2, 1000, 1, true, arb.hash, arb.key, arb.ctl, arb.value, s));
-    const int allowance = int(n);
-    KVCG_CK(cudaMemsetAsync(hdrs, 0, kHdrWords * 4, s));
-    KVCG_CK(cudaMemcpyAsync(hdrs + 1, &allowance, 4, cudaMemcpyHostToDevice, s));
-    KVCG_CK(g::LaunchLSlab(false, table, arb.View(n, hdrs), 0, s));
-    int left = 0;
-    KVCG_CK(cudaMemcpyAsync(&left, hdrs + 1, 4, cudaMemcpyDeviceToHost, s));
-    KVCG_CK(cudaStreamSynchronize(s));
-    if (left < 0 || left > allowance) Fail("kernel prefill: allowance left %d of %d", left, allowance);
-    gs->pool().Release(n, uint64_t(allowance - left));
-    fill_s += std::chrono::duration<double>(Clock::now() - t0).count();
-    // Only PUTs of new keys here (0xff: no GET may appear).
-    CheckCodes(arb, n, "prefill", 0xff, g::kResNotFound | g::kResStored);
-  }
-  if (store->Size() != keys) {
-    Fail("kernel prefill: Size() %llu after %llu distinct PUTs", (unsigned long long)store->Size(),
-         (unsigned long long)keys);
-  }
-  arb.Free();
-  std::fprintf(stderr, "kernel fixed8: prefilled %llu keys in %.2f s\n", (unsigned long long)keys,
-               fill_s);
-
-  // Random-read bounds on the bucket array (the table's own memory).
-  const KernelBounds bounds = MeasureBounds(table, rig);
-  const uint64_t buckets = uint64_t(1) << table.bucket_bits;
-  const TableBytes tb = TableDeviceBytes(*gs);
-
-  // The window table on the same keys (kernel_window_bench.cc), at its load
-  // limit, at 0.7 (the largest load within 24 bytes per key) and at 0.5.
+  // The window table (kernel_window_bench.cc) at its load limit, at 0.7
+  // and at 0.5.
   std::vector<WindowBench> windows;
   for (const double load : {g::kMaxWindowLoad, 0.7, 0.5}) {
     windows.push_back(PrefillWindowTable(keys, log2, load, rig));
   }
+  // Random 8-byte reads on the first table's windows (DESIGN.md section 5).
+  const g::WindowTableView& v0 = windows[0].table->view();
+  const KernelBounds bounds = MeasureBounds(v0.slots, v0.windows * g::kWindowBytes, rig);
 
   PrintHeader("kernel");
-  std::printf("  \"bytes_per_key\": %.2f, \"bytes_per_key_allocated\": %.2f,\n",
-              double(tb.used) / keys, double(tb.allocated) / keys);
-  std::printf("  \"bound_note\": \"a probe reads a slab's 256-byte key half: slab256 is the bound of "
-              "a GET, get100_share_of_bound = get100 ops / slab256 reads; dram_gbps_est = ops x 288 "
-              "bytes (key half + the value's sector)\",\n");
-  std::printf("  \"layout\": \"fixed8\", \"keys\": %llu, \"buckets\": %llu, \"batch_ops\": %u,\n",
-              (unsigned long long)keys, (unsigned long long)buckets, batch);
+  std::printf("  \"layout\": \"fixed8\", \"table\": \"window\", \"keys\": %llu, "
+              "\"batch_ops\": %u,\n",
+              (unsigned long long)keys, batch);
   std::printf("  \"key_order\": \"keys distinct within a batch (ctl group 0, no same-key "
-              "numbering; timed: L-Slab launches only)\",\n");
-  std::printf("  \"prefill_s\": %.3f, \"prefill_mops\": %.1f,\n", fill_s, keys / fill_s / 1e6);
+              "numbering; timed: table kernel launches only)\",\n");
   PrintWindowHeader(windows, keys);
-  std::printf("  \"bound_random_read8_gps\": %.2f, \"bound_random_slab256_gps\": %.2f,\n",
-              bounds.read8_gps, bounds.slab256_gps);
+  std::printf("  \"bound_random_read8_gps\": %.2f,\n", bounds.read8_gps);
   std::printf("  \"mixes\": [\n");
 
   const Mix kMixes[] = {{"get100", 0}, {"get95_put5", 50}, {"get50_put50", 500}, {"put100", 1000}};
-  const std::vector<std::pair<int, int>> kVariants = {{1, 32}, {4, 32}, {4, 16}, {4, 8}, {1, 8}};
   bool first_row = true;
   for (const Mix& mix : kMixes) {
     std::vector<DeviceArb> arbs(kKernelBatches);
@@ -340,8 +292,6 @@ int RunKernelFixed8(const Args& args) {
       KVCG_CK(GenerateArb(batch, uint64_t(b) * batch, log2, mix.put_per_mille, 100 + b, false,
                           arbs[b].hash, arbs[b].key, arbs[b].ctl, arbs[b].value, s));
     }
-    RunVariants(false, table, rig, arbs, batch, mix, kVariants, bounds.slab256_gps, 288, -1,
-                &first_row);
     for (const WindowBench& w : windows) RunWindowMix(w, rig, arbs, batch, mix, &first_row);
     for (auto& a : arbs) a.Free();
   }

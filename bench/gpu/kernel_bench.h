@@ -3,10 +3,10 @@
 // (kernel_window_bench.cc) and the general-layout one
 // (kernel_general_bench.cc). Definitions in kernel_bench.cc unless noted.
 //
-// Both bypass the store's pipeline and launch the L-Slab kernel themselves
-// on device-resident batches (DeviceArb) against a GPU store's table; the
-// timed region (CUDA events) holds kernel launches only, each with its own
-// pre-zeroed header (cursor, slab allowance 0).
+// They bypass the store's pipeline and launch the table kernels themselves
+// on device-resident batches (DeviceArb); the timed region (CUDA events)
+// holds kernel launches only, each with its own pre-zeroed header (cursor,
+// allowance 0).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -69,13 +69,13 @@ struct KernelRig {
   void Destroy();
 };
 
-// Random-read bounds measured on the table's own bucket array: random
-// 8-byte reads and random 256-byte slab-half reads (what one probe costs),
-// in G reads/s.
+// Random-read bounds measured on a table's own memory (`bytes` from
+// `base`): random 8-byte reads and random 256-byte slab-half reads (what
+// one L-Slab probe costs), in G reads/s.
 struct KernelBounds {
   double read8_gps = 0, slab256_gps = 0;
 };
-KernelBounds MeasureBounds(const store::gpu::TableView& table, KernelRig& rig);
+KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig);
 
 // One mix under each kernel variant ({min_blocks, tile} pairs): per variant,
 // a warm-up launch of every batch, then kKernelReps timed launches; every

@@ -122,7 +122,8 @@ int RunKernelGeneral(const Args& args) {
   KernelRig rig;
   rig.Init();
 
-  const KernelBounds bounds = MeasureBounds(table, rig);
+  const KernelBounds bounds =
+      MeasureBounds(table.buckets, (uint64_t(1) << table.bucket_bits) * g::kSlabBytes, rig);
   const uint64_t buckets = uint64_t(1) << table.bucket_bits;
   const TableBytes tb = TableDeviceBytes(*gs);
   const uint64_t rec_bytes = g::KeyRecordBytes(kKeyBytes);

@@ -1,5 +1,5 @@
 // GPU backend tests beyond the shared conformance suite: the paths that only
-// the L-Slab backend has (slab pool growth, device-memory exhaustion with
+// the GPU tables have (slab pool growth, window table rebuilds, device-memory exhaustion with
 // RETRY, batches split across ARBs, hot keys repeated inside one aggregated
 // batch, pipelined Submits, long chains under forced collisions). Each test
 // checks results against a host model. Without a usable GPU every test is
@@ -203,26 +203,33 @@ TEST(GpuStore, BatchSplitAcrossArbsKeepsOrder) {
   RunDifferential(store.get(), false, 5, 5, 3000, 5);
 }
 
-// Few buckets and many keys: chains of dozens of pool slabs; the pool grows
-// several times while batches are in flight.
-TEST(GpuStore, SlabPoolGrowsAndKeepsEverything) {
+// A table sized for one key takes 400,000: general, chains of dozens of
+// pool slabs (the pool grows several times while batches are in flight);
+// fixed8, the window table is rebuilt into more windows several times
+// (window_space.h), each time with nothing in flight.
+TEST(GpuStore, TableGrowsAndKeepsEverything) {
   SKIP_WITHOUT_GPU();
-  Config c = GpuConfig(Layout::kFixed8);
-  c.expected_keys = 1;  // the minimum: 256 buckets
-  auto store = OpenOrDie(c);
-  ASSERT_TRUE(store);
-  constexpr uint64_t kKeys = 400000;  // ~50 slabs per bucket
-  for (uint64_t base = 0; base < kKeys; base += 50000) {
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    Config c = GpuConfig(layout);
+    c.expected_keys = 1;  // the minimum: 256 buckets, or ~1,500 windows
+    auto store = OpenOrDie(c);
+    ASSERT_TRUE(store);
+    constexpr uint64_t kKeys = 400000;
+    for (uint64_t base = 0; base < kKeys; base += 50000) {
+      Batch batch;
+      for (uint64_t i = base; i < base + 50000; ++i) {
+        batch.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(i + 1));
+      }
+      std::vector<OpResult> r = store->Execute(batch).ToOwned();
+      for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i].code, Code::kNotFound) << base + i;
+    }
+    EXPECT_EQ(store->Size(), kKeys);
     Batch batch;
-    for (uint64_t i = base; i < base + 50000; ++i) batch.Put(gpu_test::Bytes8(i), gpu_test::Bytes8(i + 1));
+    for (uint64_t i = 0; i < kKeys; ++i) batch.Get(gpu_test::Bytes8(i));
     std::vector<OpResult> r = store->Execute(batch).ToOwned();
-    for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i].code, Code::kNotFound) << base + i;
+    for (uint64_t i = 0; i < kKeys; ++i) ASSERT_EQ(r[i].value, gpu_test::Bytes8(i + 1)) << i;
   }
-  EXPECT_EQ(store->Size(), kKeys);
-  Batch batch;
-  for (uint64_t i = 0; i < kKeys; ++i) batch.Get(gpu_test::Bytes8(i));
-  std::vector<OpResult> r = store->Execute(batch).ToOwned();
-  for (uint64_t i = 0; i < kKeys; ++i) ASSERT_EQ(r[i].value, gpu_test::Bytes8(i + 1)) << i;
 }
 
 // Device memory runs out: PUTs of new keys get kCapacityExhausted (after the
@@ -234,7 +241,7 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     SCOPED_TRACE(LayoutName(layout));
     Config c = GpuConfig(layout);
     c.expected_keys = 1;
-    c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 34 MiB pool chunk
+    c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 34 MiB pool chunk, or a few rebuilds
     auto store = OpenOrDie(c);
     ASSERT_TRUE(store);
     std::vector<uint64_t> stored;
@@ -263,7 +270,7 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
       ASSERT_EQ(r[i].code, Code::kOk) << stored[i];
       ASSERT_EQ(r[i].value, gpu_test::Bytes8(~stored[i])) << stored[i];
     }
-    // Updating existing keys needs no slab.
+    // Updating existing keys needs no room.
     EXPECT_EQ(store->Put(gpu_test::Bytes8(stored[0]), gpu_test::Bytes8(42)).value, gpu_test::Bytes8(~stored[0]));
     EXPECT_EQ(store->Get(gpu_test::Bytes8(stored[0])).value, gpu_test::Bytes8(42));
     // Deleting frees a slot in its bucket; Clear frees everything.

@@ -14,12 +14,15 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <vector>
 
+#include "kvcg/hash.h"
 #include "store/backends.h"
 #include "store/gpu/lslab_kernel.h"
 #include "store/gpu/gpu_snapshot.h"
 #include "store/gpu/pipeline.h"
+#include "store/gpu/window_eviction_kernels.h"
 
 namespace kvcg::store {
 
@@ -91,6 +94,63 @@ Status GpuStore::Open(const Config& config, std::unique_ptr<Store>* out) {
   return Status::Ok();
 }
 
+// General layout: the L-Slab bucket array and slab pool.
+Status GpuStore::InitSlabTable(uint64_t budget) {
+  uint64_t want = std::bit_ceil(std::max<uint64_t>(config_.expected_keys / 16, 256));
+  while (want > 256 && want * kSlabAndAccessBytes > budget / 2) want >>= 1;
+  if (want * kSlabAndAccessBytes > budget) {
+    return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
+  }
+  bucket_count_ = want;
+  if (!budget_->Take(bucket_count_ * kSlabAndAccessBytes)) {
+    return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
+  }
+  // The head slabs, then their access bytes (lslab_types.h).
+  cudaError_t err = cudaMalloc(&buckets_, bucket_count_ * kSlabAndAccessBytes);
+  if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(buckets)");
+  err = cudaMalloc(&chunk_table_, sizeof(uint64_t*) * kMaxPoolChunks);
+  if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(chunk table)");
+  table_.buckets = buckets_;
+  table_.bucket_bits = uint32_t(std::countr_zero(bucket_count_));
+  table_.chunks = chunk_table_;
+  err = cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabAndAccessBytes, control_);
+  if (err == cudaSuccess) {
+    err = cudaMemsetAsync(chunk_table_, 0, sizeof(uint64_t*) * kMaxPoolChunks, control_);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
+  if (err != cudaSuccess) return CudaStatus(err, "initializing the table");
+  pool_ = std::make_unique<SlabPool>(budget_.get(), counters_, chunk_table_);
+  if (pool_->error() != cudaSuccess) return CudaStatus(pool_->error(), "slab pool");
+  return Status::Ok();
+}
+
+// Fixed8: the window table, sized for expected_keys at load 0.7 (it grows
+// past kMaxWindowLoad by a rebuild, window_space.h), at most half the budget.
+Status GpuStore::InitWindowTable(uint64_t budget) {
+  uint64_t windows = WindowsFor(std::max<uint64_t>(config_.expected_keys, 4096), 0.7);
+  while (windows > 1024 && WindowTable::DeviceBytes(NextPrime(windows), false) > budget / 2) {
+    windows /= 2;
+  }
+  windows = NextPrime(windows);
+  const uint64_t bytes = WindowTable::DeviceBytes(windows, false);
+  if (bytes > budget || !budget_->Take(bytes)) {
+    return Status::InvalidArgument("gpu_memory_bytes is too small for the window table");
+  }
+  window_ = std::make_unique<WindowTable>(windows, table_.entry_overhead, counters_,
+                                          /*access_bytes=*/false);
+  if (window_->error() != cudaSuccess) return CudaStatus(window_->error(), "window table");
+  std::function<uint64_t(uint64_t)> host_hash;
+  if (config_.hash != &Xxh3Hash) {
+    const HashFunction hash = config_.hash;
+    host_hash = [hash](uint64_t key) {
+      return hash(std::string_view(reinterpret_cast<const char*>(&key), 8));
+    };
+  }
+  window_space_ = std::make_unique<WindowSpace>(window_.get(), budget_.get(), std::move(host_hash),
+                                                control_, &control_mu_);
+  return Status::Ok();
+}
+
 Status GpuStore::Init() {
   cudaError_t err = cudaSetDevice(config_.gpu_device);
   if (err != cudaSuccess) return CudaStatus(err, "cudaSetDevice");
@@ -112,50 +172,23 @@ Status GpuStore::Init() {
   }
   budget_ = std::make_unique<DeviceBudget>(budget);
 
-  uint64_t want = std::bit_ceil(std::max<uint64_t>(config_.expected_keys / 16, 256));
-  while (want > 256 && want * kSlabAndAccessBytes > budget / 2) want >>= 1;
-  if (want * kSlabAndAccessBytes > budget) {
-    return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
-  }
-  bucket_count_ = want;
-  if (!budget_->Take(bucket_count_ * kSlabAndAccessBytes)) {
-    return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
-  }
-
   err = cudaStreamCreateWithFlags(&control_, cudaStreamNonBlocking);
   if (err != cudaSuccess) return CudaStatus(err, "cudaStreamCreate");
-  // The head slabs, then their access bytes (lslab_types.h).
-  err = cudaMalloc(&buckets_, bucket_count_ * kSlabAndAccessBytes);
-  if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(buckets)");
-  err = cudaMalloc(&chunk_table_, sizeof(uint64_t*) * kMaxPoolChunks);
-  if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(chunk table)");
   err = cudaMalloc(&counters_, sizeof(DeviceCounters));
   if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(counters)");
-
-  table_.buckets = buckets_;
-  table_.bucket_bits = uint32_t(std::countr_zero(bucket_count_));
-  table_.chunks = chunk_table_;
   table_.counters = counters_;
   table_.entry_overhead = general() ? 48 : 16;
   table_.access_mode = kAccessNone;  // the pipeline's ApplyLimit sets it at Start
   table_.generation = 0;
-
   DeviceCounters c{};
   c.slabs_next = 1;
   c.max_keys = config_.max_keys;
   c.max_mem = config_.max_memory_bytes;
-  err = cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabAndAccessBytes, control_);
-  if (err == cudaSuccess) {
-    err = cudaMemsetAsync(chunk_table_, 0, sizeof(uint64_t*) * kMaxPoolChunks, control_);
-  }
-  if (err == cudaSuccess) {
-    err = cudaMemcpyAsync(counters_, &c, sizeof(c), cudaMemcpyHostToDevice, control_);
-  }
+  err = cudaMemcpyAsync(counters_, &c, sizeof(c), cudaMemcpyHostToDevice, control_);
   if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
-  if (err != cudaSuccess) return CudaStatus(err, "initializing the table");
-
-  pool_ = std::make_unique<SlabPool>(budget_.get(), counters_, chunk_table_);
-  if (pool_->error() != cudaSuccess) return CudaStatus(pool_->error(), "slab pool");
+  if (err != cudaSuccess) return CudaStatus(err, "initializing the counters");
+  const Status t = general() ? InitSlabTable(budget) : InitWindowTable(budget);
+  if (!t.ok()) return t;
 
   pinned_ = std::make_unique<PinnedMemory>();
   pipeline_ = std::make_unique<Pipeline>(this, budget_.get(), pinned_.get());
@@ -168,6 +201,8 @@ GpuStore::~GpuStore() {
   if (pipeline_) pipeline_->Stop();
   pipeline_.reset();  // frees the heaps while the table still exists
   pool_.reset();
+  window_space_.reset();
+  window_.reset();
   if (buckets_ != nullptr) cudaFree(buckets_);
   if (chunk_table_ != nullptr) cudaFree(chunk_table_);
   if (counters_ != nullptr) cudaFree(counters_);
@@ -199,8 +234,14 @@ Status GpuStore::KeyAccess(std::string_view key, KeyAccessInfo* info) const {
       err = cudaMemcpyAsync(access_scratch_ + 1, words.data(), words.size() * 8, cudaMemcpyHostToDevice, control_);
     }
     if (err == cudaSuccess) {
-      err = LookupAccessByte(table_, general(), hash, access_scratch_ + 1, uint32_t(key.size()), now,
-                             reinterpret_cast<unsigned long long*>(access_scratch_), control_);
+      // The window table's view under control_mu_: a rebuild holds it.
+      err = general()
+                ? LookupAccessByte(table_, true, hash, access_scratch_ + 1, uint32_t(key.size()),
+                                   now, reinterpret_cast<unsigned long long*>(access_scratch_),
+                                   control_)
+                : WindowLookupAccessByte(window_view(), hash, words[0],
+                                         reinterpret_cast<unsigned long long*>(access_scratch_),
+                                         control_);
     }
     if (err == cudaSuccess) err = cudaMemcpyAsync(&found, access_scratch_, 8, cudaMemcpyDeviceToHost, control_);
     if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
@@ -252,6 +293,14 @@ uint64_t GpuStore::MemoryBytes() const {
 }
 
 void GpuStore::WipeTable() {
+  if (!general()) {
+    {
+      std::lock_guard<std::mutex> control(control_mu_);
+      window_->Clear(control_);  // slots, side table, keys and charged bytes
+    }
+    window_space_->Reset();  // (not under control_mu_: a rebuild takes the two the other way)
+    return;
+  }
   {
     std::lock_guard<std::mutex> control(control_mu_);
     cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabBytes, control_);
@@ -310,6 +359,18 @@ Status GpuStore::ApplySetting(SettingMarker* marker) {
 
 Status GpuStore::FillAccessBytes(uint8_t value) {
   cudaError_t err;
+  if (!general()) {
+    // The window table allocates its access bytes with the first policy
+    // that keeps them (window_table.h).
+    std::lock_guard<std::mutex> lock(control_mu_);
+    err = window_->SetAccess(kAccessLru, 0);
+    if (err == cudaSuccess) {
+      err = cudaMemsetAsync(window_->view().access, value,
+                            window_->windows() * kWindowSlots + 2, control_);
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
+    return err == cudaSuccess ? Status::Ok() : CudaStatus(err, "setting the access bytes");
+  }
   {
     std::lock_guard<std::mutex> lock(control_mu_);
     err = cudaMemsetAsync(buckets_ + bucket_count_ * kSlabWords, value, bucket_count_ * kAccessBytesPerSlab,
@@ -351,30 +412,31 @@ Status GpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
 // A Scan step is a snapshot of a run of buckets: the bucket count never
 // changes and an entry never leaves its bucket, so a bucket cursor returns
 // every key present for the whole iteration at least once (exactly once
-// unless it was deleted and re-inserted meanwhile).
+// unless it was deleted and re-inserted meanwhile). The window table's
+// cursor carries its rebuild generation (window_snapshot_kernels.h).
 Status GpuStore::Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) {
   out->reset();
   *next = 0;
+  if (!general()) {
+    // The window table: the pipeline picks the run (a rebuild may have
+    // changed the windows since the last step; pipeline_snapshot.cc).
+    SnapshotMarker marker;
+    marker.scan = true;
+    marker.cursor = cursor;
+    marker.count = count;
+    marker.keys = Size();
+    Status s = CopyBuckets(&marker, out);
+    if (s.ok()) *next = marker.next;
+    return s;
+  }
   const uint64_t buckets = bucket_count_;
   if (cursor >= buckets) {
-    *out = std::make_unique<GpuSnapshotReader>(config_.layout == Layout::kGeneral, nullptr, 0, 0, nullptr);
+    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr);
     return Status::Ok();
-  }
-  // About `count` entries: count * buckets / keys buckets at the table's
-  // mean load (rounded up, so a sparse table takes many buckets a step, not
-  // one), and every remaining bucket when the table looks empty. Size() only
-  // sizes the run; whatever it says, every bucket is still visited.
-  const uint64_t keys = Size();
-  const uint64_t remaining = buckets - cursor;
-  uint64_t run = remaining;
-  if (keys != 0) {
-    const unsigned __int128 want =
-        (static_cast<unsigned __int128>(std::max<size_t>(count, 1)) * buckets + keys - 1) / keys;
-    if (want < remaining) run = std::max<uint64_t>(1, static_cast<uint64_t>(want));
   }
   SnapshotMarker marker;
   marker.begin = cursor;
-  marker.end = cursor + run;
+  marker.end = cursor + ScanRun(buckets - cursor, buckets, count, Size());
   Status s = CopyBuckets(&marker, out);
   if (s.ok() && marker.end < buckets) *next = marker.end;
   return s;
@@ -396,8 +458,15 @@ StoreInfo GpuStore::Info() const {
   info.backend = Backend::kGpu;
   info.layout = config_.layout;
   info.device = device_name_;
-  info.detail = "L-Slab: " + std::to_string(bucket_count_) + " buckets of 31-slot slabs, " +
-                "one pipeline, batches <= " +
+  std::string table;
+  if (general()) {
+    table = "L-Slab: " + std::to_string(bucket_count_) + " buckets of 31-slot slabs, ";
+  } else {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    table = "window table: " + std::to_string(window_->windows()) +
+            " windows of 4 slots (open addressing), ";
+  }
+  info.detail = table + "one pipeline, batches <= " +
                 std::to_string(max_batch_ops_) + " ops / " +
                 std::to_string(config_.gpu_batch_timeout_us) + " us, device budget " +
                 std::to_string(budget_->limit() >> 20) + " MiB";

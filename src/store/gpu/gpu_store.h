@@ -1,13 +1,16 @@
-// GpuStore: the canonical store on the GPU (L-Slab) behind the Store
-// contract.
+// GpuStore: the canonical store on the GPU behind the Store contract. The
+// general layout keeps the L-Slab table (lslab_types.h); fixed8 the window
+// table (window_types.h): open addressing, one 64-byte read per GET.
 //
 // Submit hands the batch to the store's one pipeline (pipeline.h) and
 // returns: the check of each op, its hash and the same-key numbering all run
 // on the GPU, so Submit does no per-op work. NewBatch() leases page-locked
 // memory (pinned_memory.h) so a large batch is copied to the device as is.
 //
-// Device state: the bucket array (head slabs), the slab pool (slab_pool.h),
-// the counters (keys, charged bytes, pool bump pointer, limits).
+// Device state: general: the bucket array (head slabs) and the slab pool
+// (slab_pool.h); fixed8: the window table and its space (window_space.h);
+// both: the counters (keys, charged bytes, limits; general: the pool's bump
+// pointer).
 //
 // Clear() queues a marker behind the work submitted before it; the pipeline
 // wipes the table when it gets there. OpenSnapshot() queues a marker too;
@@ -44,6 +47,9 @@
 #include "store/gpu/lslab_types.h"
 #include "store/gpu/pinned_memory.h"
 #include "store/gpu/slab_pool.h"
+#include "store/gpu/table_space.h"
+#include "store/gpu/window_space.h"
+#include "store/gpu/window_table.h"
 
 namespace kvcg::store::gpu {
 
@@ -83,15 +89,35 @@ class GpuStore final : public Store {
   // page-locked memory for the image (16 bytes a key, fixed8; 24 + the key
   // rounded up to 8, general) cannot be had.
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
-  // Store::Scan: the cursor is a bucket index; a step copies a run of
-  // buckets (about `count` entries) at a pipeline marker.
+  // Store::Scan: the cursor is a bucket index (general) or a window index
+  // tagged with the window table's rebuild generation (fixed8; a cursor from
+  // before a rebuild starts over); a step copies a run of buckets or
+  // windows (about `count` entries) at a pipeline marker.
   Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override;
 
   // --- For the pipeline and benchmarks.
   const Config& config() const { return config_; }
   bool general() const { return config_.layout == Layout::kGeneral; }
+  // The L-Slab table (general); for fixed8 only its counters, entry
+  // overhead, access mode and generation are meaningful.
   const TableView& table() const { return table_; }
+  // General layout only.
   SlabPool& pool() { return *pool_; }
+  // Fixed8 only: the window table (rebuilt by window_space(), with nothing in
+  // flight) and the view a launch takes, with the current access mode and
+  // LRU generation. The pipeline thread only.
+  WindowTable& window() { return *window_; }
+  WindowSpace& window_space() { return *window_space_; }
+  WindowTableView window_view() const {
+    WindowTableView v = window_->view();
+    v.access_mode = table_.access_mode;
+    v.generation = table_.generation;
+    return v;
+  }
+  // What a batch reserves before it launches (table_space.h).
+  TableSpace& space() {
+    return general() ? static_cast<TableSpace&>(*pool_) : static_cast<TableSpace&>(*window_space_);
+  }
   uint32_t max_batch_ops() const { return max_batch_ops_; }
   // The pipeline, at a Clear marker with nothing in flight: empties the table.
   void WipeTable();
@@ -123,6 +149,8 @@ class GpuStore final : public Store {
   // Queues `marker` and waits until the pipeline applied it.
   Status ApplySetting(SettingMarker* marker);
   Status Init();
+  Status InitSlabTable(uint64_t budget);
+  Status InitWindowTable(uint64_t budget);
   void ReadCounters(DeviceCounters* out) const;
 
   const Config config_;
@@ -130,7 +158,9 @@ class GpuStore final : public Store {
   uint32_t max_batch_ops_ = 0;
   uint64_t bucket_count_ = 0;
   std::unique_ptr<DeviceBudget> budget_;
-  std::unique_ptr<SlabPool> pool_;
+  std::unique_ptr<SlabPool> pool_;               // general
+  std::unique_ptr<WindowTable> window_;          // fixed8
+  std::unique_ptr<WindowSpace> window_space_;    // fixed8
   TableView table_{};
   uint64_t* buckets_ = nullptr;
   uint64_t** chunk_table_ = nullptr;

@@ -275,7 +275,7 @@ void Pipeline::CompleteFront() {
 
 bool Pipeline::Finish(Slot& s) {
   if (!s.launched_ok) {
-    store_->pool().Release(s.reserved, s.reserved);
+    store_->space().Release(s.reserved, s.reserved);
     FailAll(s, sticky_ != cudaSuccess ? Code::kInternal : s.fail);
     return false;
   }
@@ -288,12 +288,12 @@ bool Pipeline::Finish(Slot& s) {
   if (err != cudaSuccess) {
     sticky_ = err;
     cudaGetLastError();
-    store_->pool().Release(s.reserved, s.reserved);
+    store_->space().Release(s.reserved, s.reserved);
     FailAll(s, Code::kInternal);
     return false;
   }
   const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
-  store_->pool().Release(s.reserved, s.reserved - uint64_t(int(hdr[1])));
+  store_->space().Release(s.reserved, s.reserved - uint64_t(int(hdr[1])));
   {
     StageTimer t(profile_, &prof_.frees);
     FreeWrites(s);

@@ -102,10 +102,24 @@ struct ClearMarker {
 };
 
 // OpenSnapshot(): the caller waits for the pipeline's answer.
+// Fixed8 Scan cursors: window table generation << kScanWindowBits | window.
+constexpr uint32_t kScanWindowBits = 40;
+constexpr uint64_t kScanWindowMask = (1ull << kScanWindowBits) - 1;
+constexpr uint64_t kScanGenerationMask = (1ull << (64 - kScanWindowBits)) - 1;
+// A Scan step's run: about `count` entries' worth of the `remaining` of
+// `units` buckets or windows of a table holding `keys` (pipeline_snapshot.cc).
+uint64_t ScanRun(uint64_t remaining, uint64_t units, uint64_t count, uint64_t keys);
+
 struct SnapshotMarker {
   // Buckets to copy: all of them for OpenSnapshot, a run for a Scan step.
   uint64_t begin = 0;
   uint64_t end = ~uint64_t(0);
+  // Fixed8 Scan steps (the window table can be rebuilt between steps, so
+  // the pipeline picks the run): scan = this is one; cursor in (0 = start,
+  // else window table generation << kScanWindowBits | window), about
+  // `count` entries of a table holding `keys`; next out (0 = done).
+  bool scan = false;
+  uint64_t cursor = 0, count = 0, keys = 0, next = 0;
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
@@ -275,6 +289,9 @@ class Pipeline {
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
   // Buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
+  // Fixed8: the window table's entries of windows [begin, end)
+  // (pipeline_snapshot.cc).
+  Status TakeWindowSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
   static bool Ensure(DevBuf& b, size_t bytes);
 
   GpuStore* const store_;

@@ -47,6 +47,7 @@
 
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/pipeline.h"
+#include "store/gpu/window_eviction_kernels.h"
 
 namespace kvcg::store::gpu {
 namespace {
@@ -250,7 +251,8 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
   // 1. The histogram, 2. the cutoff: the lowest scores whose bytes reach
   // `need`, and of the cutoff bin the share (in 1/65536) that makes it up.
   cudaStream_t st = slots_[0].stream;  // nothing else of ours is in flight
-  err = EvictionHistogram(store_->table(), p, evict_hist_, st);
+  err = general_ ? EvictionHistogram(store_->table(), p, evict_hist_, st)
+                 : WindowEvictionHistogram(store_->window_view(), p, evict_hist_, st);
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(evict_hist_host_, evict_hist_, sizeof(EvictHistogram),
                           cudaMemcpyDeviceToHost, st);
@@ -262,7 +264,8 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
 
   // 3. Unlink them; the host frees what the general layout listed.
   EvictTotals totals{};
-  err = EvictChosen(store_->table(), p, sweep_list_, sweep_list_cap_, evict_totals_, st);
+  err = general_ ? EvictChosen(store_->table(), p, sweep_list_, sweep_list_cap_, evict_totals_, st)
+                 : WindowEvictChosen(store_->window_view(), p, evict_totals_, st);
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(&totals, evict_totals_, sizeof(totals), cudaMemcpyDeviceToHost, st);
   }

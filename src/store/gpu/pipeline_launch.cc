@@ -1,6 +1,7 @@
 // Pipeline::Launch: one ARB from its batches to the device — input blocks,
-// segment table, put list, slab reservation, and the stream's work (copies,
-// ArbPrepare, the L-Slab kernel (which writes the results), copy out). See
+// segment table, put list, the table's reservation (slabs or window slots,
+// table_space.h), and the stream's work (copies, ArbPrepare, the table
+// kernel — L-Slab or window — which writes the results, copy out). See
 // pipeline.h.
 #include <cuda_runtime.h>
 
@@ -11,6 +12,7 @@
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/lslab_kernel.h"
 #include "store/gpu/pipeline.h"
+#include "store/gpu/window_kernel.h"
 
 namespace kvcg::store::gpu {
 
@@ -110,17 +112,18 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     return;
   }
 
-  // Slabs: reserve one per storing op, or run alone on what is left.
+  // Room: reserve one slab / slot per storing op, or run alone on what is
+  // left (the window table may then grow: nothing is in flight).
   StageTimer reserve_timer(profile_, &prof_.reserve);
   MakeRoom(s.grow, s.has_expiry);  // cache mode: evict first if this ARB could pass the limit
   if (s.has_expiry) evict_no_candidates_ = false;  // its EXPIREs / TTL writes make candidates
-  if (!exclusive && s.storing > 0 && !store_->pool().Reserve(s.storing)) {
+  if (!exclusive && s.storing > 0 && !store_->space().Reserve(s.storing)) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;
   }
   s.pool_exhausted = false;
   if (s.exclusive) {
-    s.reserved = store_->pool().ReserveAvailable(s.storing, &s.pool_exhausted);
+    s.reserved = store_->space().ReserveAvailable(s.storing, &s.pool_exhausted);
   } else {
     s.reserved = s.storing;
   }
@@ -336,7 +339,10 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   }
   // Same-key order across ARBs: this L-Slab kernel after the previous one.
   if (err == cudaSuccess && last_lslab_ != nullptr) err = cudaStreamWaitEvent(st, last_lslab_, 0);
-  if (err == cudaSuccess) err = LaunchLSlab(general_, store_->table(), v, 0, st);
+  if (err == cudaSuccess) {
+    err = general_ ? LaunchLSlab(true, store_->table(), v, 0, st)
+                   : LaunchWindowOps(store_->window_view(), v, 0, st);
+  }
   if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);
   if (err == cudaSuccess) last_lslab_ = s.lslab_done;
   // Cache mode: the charged bytes once this ARB ran, returned with its

@@ -6,8 +6,9 @@
 // next is launched, the table holds exactly the effect of the batches queued
 // before the marker: those whose Submit returned before OpenSnapshot
 // started, none submitted after it returned, each batch in between wholly in
-// or out. The pipeline pauses only for the two kernels (snapshot_kernels.h)
-// and the allocation of the image between them.
+// or out. The pipeline pauses only for the two kernels (snapshot_kernels.h;
+// the window table's: window_snapshot_kernels.h) and the allocation of the
+// image between them.
 //
 // Blobs. The general layout's image points at value blobs in place; the
 // epoch begun here (after every earlier ARB's, before every later one's)
@@ -22,6 +23,7 @@
 #include "store/gpu/gpu_snapshot.h"
 #include "store/gpu/gpu_store.h"
 #include "store/gpu/pipeline.h"
+#include "store/gpu/window_snapshot_kernels.h"
 
 namespace kvcg::store::gpu {
 
@@ -30,12 +32,122 @@ void Pipeline::HandleSnapshot(Request* r) {
   SnapshotMarker* m = r->snapshot;
   delete r;
   std::unique_ptr<SnapshotReader> reader;
-  Status status = TakeSnapshot(m->begin, m->end, &reader);
+  Status status;
+  if (general_) {
+    status = TakeSnapshot(m->begin, m->end, &reader);
+  } else {
+    uint64_t begin = m->begin, end = m->end;
+    const uint64_t windows = store_->window().windows();
+    if (m->scan) {
+      // A cursor from before a rebuild starts over (entries moved): a key
+      // present throughout is still returned, perhaps twice.
+      const uint64_t gen = store_->window_space().generation() & kScanGenerationMask;
+      begin = (m->cursor >> kScanWindowBits) == gen ? m->cursor & kScanWindowMask : 0;
+      if (m->cursor == 0) begin = 0;
+      end = begin + ScanRun(windows - (begin < windows ? begin : windows), windows, m->count, m->keys);
+      m->next = end < windows ? gen << kScanWindowBits | end : 0;
+    }
+    status = TakeWindowSnapshot(begin, end, &reader);
+  }
   std::lock_guard<std::mutex> lock(m->mu);
   m->status = std::move(status);
   m->reader = std::move(reader);
   m->done = true;
   m->cv.notify_all();
+}
+
+// The image's host memory and the reader, for both tables: mapped, like the
+// value heap, so the dump kernel writes it directly.
+namespace {
+
+Status AllocateImage(uint64_t bytes, uint64_t entries, char** image) {
+  *image = nullptr;
+  if (bytes == 0) return Status::Ok();
+  const cudaError_t err = cudaHostAlloc(reinterpret_cast<void**>(image), bytes,
+                                        cudaHostAllocMapped | cudaHostAllocPortable);
+  if (err == cudaSuccess) return Status::Ok();
+  cudaGetLastError();
+  *image = nullptr;
+  return Status::Internal("snapshot: cannot allocate " + std::to_string(bytes) +
+                          " bytes of page-locked host memory for the image of " +
+                          std::to_string(entries) + " keys: " + cudaGetErrorString(err));
+}
+
+Status CheckDump(const SnapshotTotals& counted, const SnapshotTotals& dumped) {
+  if (dumped.overflow == 0 && dumped.cursor == counted.bytes && dumped.dumped == counted.entries) {
+    return Status::Ok();
+  }
+  return Status::Internal("snapshot: the table's copy disagrees with its count (counted " +
+                          std::to_string(counted.entries) + " keys / " +
+                          std::to_string(counted.bytes) + " bytes, copied " +
+                          std::to_string(dumped.dumped) + " / " + std::to_string(dumped.cursor) +
+                          ")");
+}
+
+}  // namespace
+
+uint64_t ScanRun(uint64_t remaining, uint64_t units, uint64_t count, uint64_t keys) {
+  // About `count` entries: count * units / keys units at the table's mean
+  // load (rounded up, so a sparse table takes many a step, not one), and
+  // every remaining unit when the table looks empty. `keys` only sizes the
+  // run; whatever it says, every unit is still visited.
+  if (keys == 0) return remaining;
+  const unsigned __int128 want =
+      (static_cast<unsigned __int128>(count < 1 ? 1 : count) * units + keys - 1) / keys;
+  if (want >= remaining) return remaining;
+  return want < 1 ? 1 : static_cast<uint64_t>(want);
+}
+
+Status Pipeline::TakeWindowSnapshot(uint64_t begin, uint64_t end,
+                                    std::unique_ptr<SnapshotReader>* out) {
+  if (sticky_ != cudaSuccess) {
+    return Status::Internal(std::string("the GPU failed earlier: ") + cudaGetErrorString(sticky_));
+  }
+  auto failed = [&](cudaError_t err, const char* what) {
+    cudaGetLastError();
+    if (err != cudaErrorMemoryAllocation) sticky_ = err;
+    return Status::Internal(std::string("snapshot: ") + what + ": " + cudaGetErrorString(err));
+  };
+  cudaError_t err;
+  if (snapshot_totals_ == nullptr) {
+    err = cudaMalloc(reinterpret_cast<void**>(&snapshot_totals_), sizeof(SnapshotTotals));
+    if (err != cudaSuccess) {
+      snapshot_totals_ = nullptr;
+      return failed(err, "cudaMalloc");
+    }
+  }
+  cudaStream_t st = slots_[0].stream;
+  const WindowTableView table = store_->window_view();
+  const WindowRange range{begin, end};
+  SnapshotTotals counted{};
+  err = WindowSnapshotCount(table, range, snapshot_totals_, st);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(&counted, snapshot_totals_, sizeof(counted), cudaMemcpyDeviceToHost, st);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+  if (err != cudaSuccess) return failed(err, "counting the table");
+  char* image = nullptr;
+  Status s = AllocateImage(counted.bytes, counted.entries, &image);
+  if (!s.ok()) return s;
+  if (image != nullptr) {
+    SnapshotTotals dumped{};
+    err = WindowSnapshotDump(table, range, image, counted.bytes, snapshot_totals_, st);
+    if (err == cudaSuccess) {
+      err = cudaMemcpyAsync(&dumped, snapshot_totals_, sizeof(dumped), cudaMemcpyDeviceToHost, st);
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+    if (err != cudaSuccess) {
+      cudaFreeHost(image);
+      return failed(err, "copying the table");
+    }
+    s = CheckDump(counted, dumped);
+    if (!s.ok()) {
+      cudaFreeHost(image);
+      return s;
+    }
+  }
+  *out = std::make_unique<GpuSnapshotReader>(false, image, counted.bytes, counted.entries, nullptr);
+  return Status::Ok();
 }
 
 Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out) {
@@ -74,17 +186,9 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
 
   char* image = nullptr;
   const uint64_t bytes = counted.bytes;
-  if (bytes != 0) {
-    // Mapped (like the value heap): the dump kernel writes it directly.
-    err = cudaHostAlloc(reinterpret_cast<void**>(&image), bytes,
-                        cudaHostAllocMapped | cudaHostAllocPortable);
-    if (err != cudaSuccess) {
-      cudaGetLastError();
-      return Status::Internal("snapshot: cannot allocate " + std::to_string(bytes) +
-                              " bytes of page-locked host memory for the image of " +
-                              std::to_string(counted.entries) + " keys: " +
-                              cudaGetErrorString(err));
-    }
+  Status s = AllocateImage(bytes, counted.entries, &image);
+  if (!s.ok()) return s;
+  if (image != nullptr) {
     SnapshotTotals dumped{};
     err = SnapshotDump(general_, table, range, now, image, bytes, snapshot_totals_, st);
     if (err == cudaSuccess) {
@@ -95,12 +199,10 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
       cudaFreeHost(image);
       return failed(err, "copying the table");
     }
-    if (dumped.overflow != 0 || dumped.cursor != bytes || dumped.dumped != counted.entries) {
+    s = CheckDump(counted, dumped);
+    if (!s.ok()) {
       cudaFreeHost(image);
-      return Status::Internal(
-          "snapshot: the table's copy disagrees with its count (counted " +
-          std::to_string(counted.entries) + " keys / " + std::to_string(bytes) + " bytes, copied " +
-          std::to_string(dumped.dumped) + " / " + std::to_string(dumped.cursor) + ")");
+      return s;
     }
   }
   // The blobs the image points at (general layout) live as long as the

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "store/gpu/lslab_types.h"
+#include "store/gpu/table_space.h"
 
 namespace kvcg::store::gpu {
 
@@ -42,7 +43,7 @@ class DeviceBudget {
   std::atomic<uint64_t> used_{0};
 };
 
-class SlabPool {
+class SlabPool final : public TableSpace {
  public:
   // `counters` and `chunk_table` are device addresses owned by the caller.
   SlabPool(DeviceBudget* budget, DeviceCounters* counters, uint64_t** chunk_table);
@@ -52,14 +53,14 @@ class SlabPool {
 
   // Reserves `slabs`, growing the pool if needed. False (nothing reserved)
   // when the budget cannot cover them.
-  bool Reserve(uint64_t slabs);
+  bool Reserve(uint64_t slabs) override;
   // Grows toward `want` as far as the budget allows, then reserves whatever
   // is free (possibly 0). Returns the amount reserved. *exhausted is set when
   // not a single slab is left even counting other batches' reservations
   // (which are released as they finish): only then is the pool really full.
-  uint64_t ReserveAvailable(uint64_t want, bool* exhausted);
+  uint64_t ReserveAvailable(uint64_t want, bool* exhausted) override;
   // A batch finished: it had reserved `reserved` and took `taken` of them.
-  void Release(uint64_t reserved, uint64_t taken);
+  void Release(uint64_t reserved, uint64_t taken) override;
   // Clear(): forget every slab; the caller guarantees nothing is running.
   cudaError_t Reset();
   // Sets every pool slab's access bytes (lslab_types.h) to `value`; nothing
