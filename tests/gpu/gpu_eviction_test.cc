@@ -116,6 +116,7 @@ TEST_P(EveryPolicy, ConcurrentBatchWritersStayUnderLimit) {
   Store8 s = Open(kEntries, GetParam().policy, GetParam().general);
   const uint64_t at = GetParam().volatile_keys ? kFarFuture : kNoExpiry;
   std::atomic<int> failures{0};
+  std::atomic<int> first_bad{-1};  // the first refusal's code, for the message
   std::vector<std::thread> threads;
   for (uint64_t t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
@@ -128,13 +129,17 @@ TEST_P(EveryPolicy, ConcurrentBatchWritersStayUnderLimit) {
         b.Get(Key(t * 1000000 + i));
         Results r = s.s->Execute(std::move(b));
         for (size_t j = 0; j < 64; ++j) {
-          if (r.code(j) != Code::kNotFound && r.code(j) != Code::kOk) failures.fetch_add(1);
+          if (r.code(j) != Code::kNotFound && r.code(j) != Code::kOk) {
+            failures.fetch_add(1);
+            int none = -1;
+            first_bad.compare_exchange_strong(none, int(r.code(j)));
+          }
         }
       }
     });
   }
   for (auto& th : threads) th.join();
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(failures.load(), 0) << "first refusal: " << CodeName(Code(first_bad.load()));
   EXPECT_LE(s.s->MemoryBytes(), kEntries * s.entry());
   EXPECT_EQ(s.s->MemoryBytes(), s.s->Size() * s.entry());
   // Full within the largest slack (1/8 of the limit; pipeline_eviction.cc),

@@ -91,8 +91,9 @@ class GpuStore final : public Store {
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
   // Store::Scan: the cursor is a bucket index (general) or a window index
   // tagged with the window table's rebuild generation (fixed8; a cursor from
-  // before a rebuild starts over); a step copies a run of buckets or
-  // windows (about `count` entries) at a pipeline marker.
+  // before a rebuild reads the copy of the table kept from then, or starts
+  // over when none is kept: window_space.h); a step copies a run of buckets
+  // or windows (about `count` entries) at a pipeline marker.
   Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override;
 
   // --- For the pipeline and benchmarks.

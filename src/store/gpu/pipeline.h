@@ -289,9 +289,11 @@ class Pipeline {
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
   // Buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
-  // Fixed8: the window table's entries of windows [begin, end)
-  // (pipeline_snapshot.cc).
+  // Fixed8: the window table's entries of windows [begin, end), and one
+  // Scan step (the live table, or the copy kept from before a rebuild;
+  // pipeline_snapshot.cc).
   Status TakeWindowSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
+  Status WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out);
   static bool Ensure(DevBuf& b, size_t bytes);
 
   GpuStore* const store_;

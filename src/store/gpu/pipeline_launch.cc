@@ -120,6 +120,13 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   if (!exclusive && s.storing > 0 && !store_->space().Reserve(s.storing)) {
     while (!inflight_.empty()) CompleteFront();
     s.exclusive = true;
+    // The drain tightened the memory bound to what the finished ARBs left
+    // plus what is in flight, which no longer counts this ARB's growth:
+    // with nothing in flight the exact figure is at hand, so make room anew.
+    if (evict_max_ != 0) {
+      mem_bound_ = store_->MemoryBytes();
+      MakeRoom(s.grow, s.has_expiry);
+    }
   }
   s.pool_exhausted = false;
   if (s.exclusive) {

@@ -18,7 +18,9 @@
 // epoch is held (result_epochs.h). The reader holds it.
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "store/gpu/gpu_snapshot.h"
 #include "store/gpu/gpu_store.h"
@@ -36,18 +38,7 @@ void Pipeline::HandleSnapshot(Request* r) {
   if (general_) {
     status = TakeSnapshot(m->begin, m->end, &reader);
   } else {
-    uint64_t begin = m->begin, end = m->end;
-    const uint64_t windows = store_->window().windows();
-    if (m->scan) {
-      // A cursor from before a rebuild starts over (entries moved): a key
-      // present throughout is still returned, perhaps twice.
-      const uint64_t gen = store_->window_space().generation() & kScanGenerationMask;
-      begin = (m->cursor >> kScanWindowBits) == gen ? m->cursor & kScanWindowMask : 0;
-      if (m->cursor == 0) begin = 0;
-      end = begin + ScanRun(windows - (begin < windows ? begin : windows), windows, m->count, m->keys);
-      m->next = end < windows ? gen << kScanWindowBits | end : 0;
-    }
-    status = TakeWindowSnapshot(begin, end, &reader);
+    status = m->scan ? WindowScanStep(m, &reader) : TakeWindowSnapshot(m->begin, m->end, &reader);
   }
   std::lock_guard<std::mutex> lock(m->mu);
   m->status = std::move(status);
@@ -96,6 +87,40 @@ uint64_t ScanRun(uint64_t remaining, uint64_t units, uint64_t count, uint64_t ke
       (static_cast<unsigned __int128>(count < 1 ? 1 : count) * units + keys - 1) / keys;
   if (want >= remaining) return remaining;
   return want < 1 ? 1 : static_cast<uint64_t>(want);
+}
+
+Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out) {
+  WindowSpace& space = store_->window_space();
+  const uint64_t gen = space.generation() & kScanGenerationMask;
+  const uint64_t cursor_gen = m->cursor >> kScanWindowBits;
+  uint64_t begin = m->cursor & kScanWindowMask;
+  if (m->cursor != 0 && cursor_gen != gen) {
+    // Begun before a rebuild: the rest of the iteration reads the copy of
+    // the table kept from then (window_space.h), if it still is.
+    uint64_t windows = 0;
+    std::vector<uint64_t> entries;
+    if (space.ScanImage(cursor_gen, begin, begin, &entries, &windows)) {
+      const uint64_t end =
+          begin + ScanRun(windows - (begin < windows ? begin : windows), windows, m->count, m->keys);
+      entries.clear();
+      space.ScanImage(cursor_gen, begin, end, &entries, &windows);
+      m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
+      char* image = nullptr;
+      const uint64_t bytes = entries.size() * 8;
+      Status s = AllocateImage(bytes, entries.size() / 2, &image);
+      if (!s.ok()) return s;
+      if (bytes != 0) std::memcpy(image, entries.data(), bytes);
+      *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2, nullptr);
+      return Status::Ok();
+    }
+    begin = 0;  // no copy kept: start over (duplicates, nothing missed)
+  }
+  const uint64_t windows = store_->window().windows();
+  if (m->cursor == 0) begin = 0;
+  const uint64_t end =
+      begin + ScanRun(windows - (begin < windows ? begin : windows), windows, m->count, m->keys);
+  m->next = end < windows ? gen << kScanWindowBits | end : 0;
+  return TakeWindowSnapshot(begin, end, out);
 }
 
 Status Pipeline::TakeWindowSnapshot(uint64_t begin, uint64_t end,

@@ -44,6 +44,7 @@ void WindowSpace::Release(uint64_t reserved, uint64_t taken) {
 void WindowSpace::Reset() {
   std::lock_guard<std::mutex> lock(mu_);
   used_ = 0;
+  images_.clear();  // Clear() empties the store: an old copy would bring keys back
 }
 
 uint64_t WindowSpace::used() const {
@@ -59,6 +60,51 @@ uint64_t WindowSpace::generation() const {
 cudaError_t WindowSpace::error() const {
   std::lock_guard<std::mutex> lock(mu_);
   return error_;
+}
+
+bool WindowSpace::KeepImageLocked() {
+  const WindowTableView v = table_->view();
+  Image img;
+  img.generation = generation_;
+  img.windows = v.windows;
+  img.words.resize(v.windows * kWindowWords);
+  img.made = std::chrono::steady_clock::now();
+  cudaError_t err = cudaMemcpyAsync(img.words.data(), v.slots, img.words.size() * 8,
+                                    cudaMemcpyDeviceToHost, stream_);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(img.special, v.special, sizeof(img.special), cudaMemcpyDeviceToHost,
+                          stream_);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
+  if (err != cudaSuccess) {
+    error_ = err;
+    return false;
+  }
+  images_.push_back(std::move(img));
+  while (images_.size() > kKeptImages) images_.pop_front();
+  return true;
+}
+
+bool WindowSpace::ScanImage(uint64_t generation, uint64_t begin, uint64_t end,
+                            std::vector<uint64_t>* entries, uint64_t* windows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  while (!images_.empty() && now - images_.front().made > kImageLifetime) images_.pop_front();
+  for (const Image& img : images_) {
+    if (img.generation != generation) continue;
+    *windows = img.windows;
+    if (begin == 0 && end > 0) {
+      if (img.special[0] != 0) entries->insert(entries->end(), {kEmptyKey, img.special[1]});
+      if (img.special[2] != 0) entries->insert(entries->end(), {kTombKey, img.special[3]});
+    }
+    const uint64_t stop = std::min(end, img.windows) * kWindowSlots;
+    for (uint64_t i = std::min(begin, img.windows) * kWindowSlots; i < stop; ++i) {
+      const uint64_t key = img.words[2 * i];
+      if (key < kTombKey) entries->insert(entries->end(), {key, img.words[2 * i + 1]});
+    }
+    return true;
+  }
+  return false;
 }
 
 void WindowSpace::RebuildLocked(uint64_t want) {
@@ -83,7 +129,13 @@ void WindowSpace::RebuildLocked(uint64_t want) {
     if (windows < minimal) windows = minimal;
     const uint64_t bytes = WindowTable::DeviceBytes(NextPrime(windows), access);
     if (!budget_->Take(bytes)) continue;
+    // Scans begun before this rebuild read the table as it is now.
+    if (!KeepImageLocked()) {
+      budget_->Give(bytes);
+      return;
+    }
     err = table_->Grow(windows, host_hash_, stream_);
+    if (err != cudaSuccess) images_.pop_back();
     if (err == cudaSuccess) {
       budget_->Give(old_bytes);
       WindowTableStats after;

@@ -12,16 +12,32 @@
 // the room. The old windows are freed after the move; both count against
 // the device budget meanwhile.
 //
+// Scans across a rebuild. A rebuild moves every entry, so a Scan cursor (a
+// window index) from before it means nothing in the new windows. Before it
+// rebuilds, the space keeps a host copy of the old windows — the table as
+// it was at that moment, tagged with its generation — and a Scan step whose
+// cursor carries that generation reads the copy instead: a key present from
+// the start to the end of the iteration was present then, in one window
+// of the copy, so the iteration still returns it (its value as of the
+// rebuild: Redis's SCAN promises keys, and any value the key held). The
+// copies of the last kKeptImages generations are kept, each for at most
+// kImageLifetime; a cursor older than that starts over (duplicates, nothing
+// missed, as Redis allows). Growth doubles the table, so the copies add up
+// to less than the current table.
+//
 // Thread-safety: the pipeline's thread calls Reserve / ReserveAvailable /
-// Release / Reset; a rebuild holds `table_mu` (the store's lock for other
-// threads' reads of the table, e.g. KeyAccess) while it runs.
+// Release / Reset / ScanImage; a rebuild holds `table_mu` (the store's lock
+// for other threads' reads of the table, e.g. KeyAccess) while it runs.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
+#include <vector>
 
 #include "store/gpu/slab_pool.h"
 #include "store/gpu/table_space.h"
@@ -50,9 +66,28 @@ class WindowSpace final : public TableSpace {
   // The first CUDA error a rebuild met (cudaSuccess if none).
   cudaError_t error() const;
 
+  // A Scan step over the kept copy of generation `generation`: appends the
+  // live entries (key word, value word) of its windows [begin, end) — and
+  // the sentinel keys when begin is 0 — to *entries and sets *windows to
+  // the copy's window count. False when no copy of that generation is kept.
+  bool ScanImage(uint64_t generation, uint64_t begin, uint64_t end,
+                 std::vector<uint64_t>* entries, uint64_t* windows);
+
+  static constexpr size_t kKeptImages = 4;
+  static constexpr std::chrono::minutes kImageLifetime{10};
+
  private:
   // Rebuilds for `want` more claims; mu_ held, nothing in flight.
   void RebuildLocked(uint64_t want);
+  // The table's windows and side table, copied to the host before a rebuild.
+  struct Image {
+    uint64_t generation = 0, windows = 0;
+    std::vector<uint64_t> words;  // windows * kWindowWords
+    uint64_t special[4] = {};
+    std::chrono::steady_clock::time_point made;
+  };
+  // Copies the table as it is now (table_mu held); false on a CUDA error.
+  bool KeepImageLocked();
 
   WindowTable* const table_;
   DeviceBudget* const budget_;
@@ -64,6 +99,7 @@ class WindowSpace final : public TableSpace {
   uint64_t reserved_ = 0;
   uint64_t generation_ = 0;
   cudaError_t error_ = cudaSuccess;
+  std::deque<Image> images_;  // newest last
 };
 
 }  // namespace kvcg::store::gpu
