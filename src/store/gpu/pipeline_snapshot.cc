@@ -89,6 +89,27 @@ uint64_t ScanRun(uint64_t remaining, uint64_t units, uint64_t count, uint64_t ke
   return want < 1 ? 1 : static_cast<uint64_t>(want);
 }
 
+namespace {
+
+// A window-table Scan step's run: ScanRun's, but at least kMinScanWindows
+// windows. Why a floor: a step is a pipeline marker (a drain and two
+// kernels) and a window holds only 4 slots, so steps of COUNT entries made
+// an iteration with COUNT 1 cost thousands of drains beside concurrent
+// writers (an L-Slab bucket holds ~16 keys, and its steps were never that
+// small). 15 windows are at most 60 entries (+ the two sentinel keys), so a
+// step stays within 2 * COUNT + 64 (the conformance suite's bound: COUNT is
+// a hint, in Redis too).
+constexpr uint64_t kMinScanWindows = 15;
+
+uint64_t WindowScanRun(uint64_t windows, uint64_t begin, uint64_t count, uint64_t keys) {
+  const uint64_t remaining = windows - (begin < windows ? begin : windows);
+  const uint64_t run = ScanRun(remaining, windows, count, keys);
+  const uint64_t floor = remaining < kMinScanWindows ? remaining : kMinScanWindows;
+  return run > floor ? run : floor;
+}
+
+}  // namespace
+
 Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out) {
   WindowSpace& space = store_->window_space();
   const uint64_t gen = space.generation() & kScanGenerationMask;
@@ -100,8 +121,7 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
     uint64_t windows = 0;
     std::vector<uint64_t> entries;
     if (space.ScanImage(cursor_gen, begin, begin, &entries, &windows)) {
-      const uint64_t end =
-          begin + ScanRun(windows - (begin < windows ? begin : windows), windows, m->count, m->keys);
+      const uint64_t end = begin + WindowScanRun(windows, begin, m->count, m->keys);
       entries.clear();
       space.ScanImage(cursor_gen, begin, end, &entries, &windows);
       m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
@@ -117,8 +137,7 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
   }
   const uint64_t windows = store_->window().windows();
   if (m->cursor == 0) begin = 0;
-  const uint64_t end =
-      begin + ScanRun(windows - (begin < windows ? begin : windows), windows, m->count, m->keys);
+  const uint64_t end = begin + WindowScanRun(windows, begin, m->count, m->keys);
   m->next = end < windows ? gen << kScanWindowBits | end : 0;
   return TakeWindowSnapshot(begin, end, out);
 }
