@@ -165,8 +165,9 @@ for lay in ("fixed8", "general"):
     k = load("kernel_" + lay)
     if not k:
         continue
-    print(f"(a) kernel {lay}, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s, "
-          f"random 256B slab read {k['bound_random_slab256_gps']} G/s")
+    slab = k.get("bound_random_slab256_gps")
+    print(f"(a) kernel {lay}, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s"
+          + (f", random 256B slab read {slab} G/s" if slab is not None else ""))
     for w in k.get("window_tables", []):
         print(f"    window table load {w['load']}: {w['bytes_per_key']} B/key, a hit reads "
               f"{w['mean_probe_windows_hit']} windows, bound {w['bound_random_window64_gps']} G window reads/s")
