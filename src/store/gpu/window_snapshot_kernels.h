@@ -31,19 +31,13 @@
 // throughout and is returned exactly once, the sentinel keys in the step
 // that covers window 0 (the first); a key inserted or deleted meanwhile may
 // or may not be returned, and one deleted and inserted again may land in
-// another window and be returned twice. The limit: when the table grows (a
-// rebuild into more windows; planned, not implemented) every entry is
-// rehashed into the new windows, so an old window index means nothing in
-// the new table. A scan cursor must therefore carry the table's generation
-// (a count of rebuilds, advanced by each; not WindowTableView::generation,
-// which is the LRU clock) beside the window index, and a step that sees
-// a cursor of another generation restarts at window 0 of the current table:
-// keys already returned come again (Redis allows duplicates) and no key
-// present throughout is missed, since the restarted pass covers the whole
-// new table. An iteration then ends after the last rebuild it meets
-// (rebuilds only grow the table, so there are finitely many). The cursor's
-// encoding (generation and window index in one 64-bit cursor, 0 still
-// meaning start and end) belongs to the store and is not done here.
+// another window and be returned twice. Across a rebuild into more windows
+// (window_space.h) every entry moves, so the store's cursor carries the
+// table's rebuild generation beside the window index (pipeline.h,
+// kScanWindowBits), and a step whose cursor is from an older generation
+// reads the host copy of that generation's windows that the rebuild kept
+// (WindowSpace::ScanImage), or starts over at window 0 when none is kept
+// (duplicates, nothing missed).
 #pragma once
 
 #include <cuda_runtime_api.h>
