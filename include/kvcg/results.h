@@ -230,6 +230,11 @@ class ResultsBuilder {
   // SetValue/SetView reset it to none).
   void SetExpire(size_t i, uint64_t expire_at);
   void Keep(Results&& inner);
+  // A look at the results set so far, owning nothing: valid until the
+  // builder is next changed, finished or destroyed; results not yet set
+  // read as kNotFound. For a producer that lets its consumer read some
+  // answers before the batch is complete (Store::SubmitWithEarlyAnswers).
+  Results Peek();
   // Hands the results over. The builder is empty afterwards.
   Results Finish();
 

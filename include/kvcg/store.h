@@ -115,6 +115,26 @@ class Store {
   // batch until `done` is called. Thread-safe.
   virtual void Submit(Batch batch, Completion done) = 0;
 
+  // Early answers: Submit, and let the submitter read the ops that are
+  // answered before the batch completes. On the engine (kvcg/engine.h) those
+  // are hot-cache hits and input errors, answered while Submit routes the
+  // batch; a backend answers nothing early. `early` is called at most once,
+  // on the submitting thread before this returns, with the batch's results
+  // so far and answered[i] != 0 for every op i whose result there is final
+  // (the others read as kNotFound and mean nothing). Views and flags are
+  // valid during the call only. `done` is called as for Submit, with every
+  // result, the early ones again. `early` must not call Submit or wait for
+  // the store: the store may hold locks while it runs. Thread-safe.
+  struct EarlyAnswers {
+    const Results& results;
+    const uint8_t* answered;
+  };
+  using EarlyCallback = std::function<void(const EarlyAnswers&)>;
+  virtual void SubmitWithEarlyAnswers(Batch batch, Completion done, const EarlyCallback& early) {
+    (void)early;
+    Submit(std::move(batch), std::move(done));
+  }
+
   // Submit and wait: executes `batch` and returns its results. Thread-safe.
   // Same semantics as Submit. (A const Batch& is copied first.)
   Results Execute(Batch&& batch);

@@ -116,16 +116,25 @@ void ResultsBuilder::SetView(size_t i, Code code, std::string_view value) {
 
 void ResultsBuilder::Keep(Results&& inner) { s_->kept.push_back(std::move(inner)); }
 
-Results ResultsBuilder::Finish() {
-  if (!s_) s_ = Storage::Take();
+Results ResultsBuilder::Peek() {
+  if (!s_) return Results();
   Storage& s = *s_;
+  // Copied values' views point into the arena as it is now; Finish (or a
+  // later Peek) points them again if the arena moved.
   for (size_t i = 0; i < s.views.size(); ++i) {
     if (s.offsets[i] != kAbsolute) s.views[i].data = s.arena.data() + s.offsets[i];
   }
-  const size_t n = s.codes.size();
-  const Code* codes = s.codes.data();
-  const ValueRef* views = s.views.data();
-  const uint64_t* expires = s.expires.empty() ? nullptr : s.expires.data();
+  return Results(s.codes.size(), s.codes.data(), s.views.data(), nullptr,
+                 s.expires.empty() ? nullptr : s.expires.data());
+}
+
+Results ResultsBuilder::Finish() {
+  if (!s_) s_ = Storage::Take();
+  Results view = Peek();
+  const Code* codes = view.codes();
+  const uint64_t* expires = view.expires();
+  const size_t n = view.size();
+  const ValueRef* views = s_->views.data();
   return Results(n, codes, views, std::move(s_), expires);
 }
 

@@ -195,7 +195,7 @@ std::shared_ptr<AppendLog> DurableStore::CurrentLog() const {
   return log_;
 }
 
-void DurableStore::Submit(Batch batch, Completion done) {
+void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const EarlyCallback& early) {
   const size_t n = batch.size();
   uint64_t mask = 0;
   uint32_t writes = 0;
@@ -205,7 +205,7 @@ void DurableStore::Submit(Batch batch, Completion done) {
     ++writes;
   }
   if (writes == 0) {
-    inner_->Submit(std::move(batch), std::move(done));
+    inner_->SubmitWithEarlyAnswers(std::move(batch), std::move(done), early);
     return;
   }
   lanes_.Lock(mask);
@@ -257,7 +257,9 @@ void DurableStore::Submit(Batch batch, Completion done) {
       done(std::move(r));
     }
   };
-  inner_->Submit(std::move(batch), [gen, deliver, waits_on, write_ops = std::move(write_ops),
+  // Early answers are as durable as the completion (the records are in the
+  // log already), except under kAlways, whose answers wait for an fsync.
+  inner_->SubmitWithEarlyAnswers(std::move(batch), [gen, deliver, waits_on, write_ops = std::move(write_ops),
                                     done = std::move(done)](Results&& results) mutable {
     if (tls_lanes_held > 0 && tls_deferred != nullptr) {
       // Inline, under our lanes: deliver after they are released.
@@ -269,7 +271,7 @@ void DurableStore::Submit(Batch batch, Completion done) {
       return;
     }
     deliver(waits_on, gen, write_ops, done, std::move(results));
-  });
+  }, waits_on ? EarlyCallback() : early);
   --tls_lanes_held;
   tls_deferred = outer;
   const bool notify = waits_on != nullptr;

@@ -61,7 +61,10 @@ class DurableStore final : public Durable {
 
   // Store
   Batch NewBatch() override { return inner_->NewBatch(); }
-  void Submit(Batch batch, Completion done) override;
+  void Submit(Batch batch, Completion done) override { SubmitWithEarlyAnswers(std::move(batch), std::move(done), {}); }
+  // Forwards the early answers of the wrapped store, except for a write
+  // batch under FsyncPolicy::kAlways (its answers wait for the fsync).
+  void SubmitWithEarlyAnswers(Batch batch, Completion done, const EarlyCallback& early) override;
   uint64_t Size() const override { return inner_->Size(); }
   uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
   void Clear() override;

@@ -78,6 +78,11 @@ class BatchResults : public hotcache::ResultSink {
     out.Keep(std::move(inner));
   }
 
+  // --- Routing thread, after routing and before the cold batch is
+  // submitted: the results so far (hits, errors), owning nothing.
+  Results Peek() { return results_.Peek(); }
+  const std::vector<uint32_t>& queued() const { return queued_; }
+
   // --- Once every op is answered. Hands the results over.
   Results Finish() {
     if (!queued_.empty()) {

@@ -111,11 +111,11 @@ KvcgEngine::~KvcgEngine() {
 // ---------------------------------------------------------------------------
 // The request workflow.
 
-void KvcgEngine::Submit(Batch batch, Completion done) {
+void KvcgEngine::SubmitWithEarlyAnswers(Batch batch, Completion done, const EarlyCallback& early) {
   inflight_batches_.fetch_add(1, std::memory_order_relaxed);
   for (;;) {
     if (gate_.TryEnter()) {
-      Route(std::move(batch), std::move(done));
+      Route(std::move(batch), std::move(done), early ? &early : nullptr);
       gate_.Exit();
       return;
     }
@@ -127,7 +127,7 @@ void KvcgEngine::Submit(Batch batch, Completion done) {
   }
 }
 
-void KvcgEngine::Route(Batch batch, Completion done) {
+void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early) {
   EngineFrame frame;
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
@@ -238,6 +238,14 @@ void KvcgEngine::Route(Batch batch, Completion done) {
   if (misses) hot_misses_.fetch_add(misses, std::memory_order_relaxed);
   if (waited) hot_waited_.fetch_add(waited, std::memory_order_relaxed);
   if (errors) errors_.fetch_add(errors, std::memory_order_relaxed);
+  if (early != nullptr && hits + errors != 0) {
+    // Every op not cold, not a miss and not queued behind one is answered.
+    std::vector<uint8_t> answered(n, 1);
+    for (const ColdRef& r : refs) answered[r.index] = 0;
+    for (uint32_t q : ctx->queued()) answered[q] = 0;
+    const Results so_far = ctx->Peek();
+    (*early)(EarlyAnswers{so_far, answered.data()});
+  }
   if (!refs.empty()) {
     canonical_->Submit(std::move(cold), [this, ctx, refs = std::move(refs)](Results&& results) {
       OnCold(ctx, refs, std::move(results));

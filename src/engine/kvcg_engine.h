@@ -79,7 +79,12 @@ class KvcgEngine final : public Engine {
   // Batches for the engine go to the canonical store as they are when every
   // op is cold, so they are made in its memory.
   Batch NewBatch() override { return canonical_->NewBatch(); }
-  void Submit(Batch batch, Completion done) override;
+  void Submit(Batch batch, Completion done) override { SubmitWithEarlyAnswers(std::move(batch), std::move(done), {}); }
+  // Hits and input errors are the early answers, given after the routing
+  // pass and before the cold batch is submitted (so nothing else writes the
+  // batch's results meanwhile). A parked batch (during a switch) and an
+  // all-cold batch give none.
+  void SubmitWithEarlyAnswers(Batch batch, Completion done, const EarlyCallback& early) override;
   uint64_t Size() const override;
   uint64_t MemoryBytes() const override;
   void Clear() override;
@@ -141,7 +146,7 @@ class KvcgEngine final : public Engine {
 
   // Routes and executes one batch (steps 1–3). Called inside the gate, or by
   // the switching thread for parked batches while the gate is closed.
-  void Route(Batch batch, Completion done);
+  void Route(Batch batch, Completion done, const EarlyCallback* early = nullptr);
   void OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, Results&& results);
   // A miss (or the op queued behind it) returned from the canonical store
   // with `result` (already recorded in the op's results).

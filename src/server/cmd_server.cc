@@ -261,6 +261,10 @@ std::string BuildInfo(CommandContext& ctx, const std::set<std::string>& want) {
     char avg[32];
     std::snprintf(avg, sizeof(avg), "%.2f", batches ? static_cast<double>(ops) / static_cast<double>(batches) : 0.0);
     line("avg_batch_ops", avg);
+    uint64_t members = Load(st.batch_members);
+    std::snprintf(avg, sizeof(avg), "%.2f", batches ? static_cast<double>(members) / static_cast<double>(batches) : 0.0);
+    line("avg_batch_clients", avg);
+    line("early_rounds", std::to_string(Load(st.early_rounds)));
     line("rmw_extra_rounds", std::to_string(Load(st.cas_retries)));
     line("reads", std::to_string(Load(st.reads)));
     line("stage_parse_dispatch_us_total", Us(Load(st.parse_ns)));

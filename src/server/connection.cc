@@ -27,7 +27,7 @@ constexpr size_t kSmallBlockedSet = 16;
 std::string_view CommandContext::arg(size_t i) const { return conn.Arg(cmd, i); }
 
 Connection::Connection(IoThread* loop, int fd, uint64_t id, std::string addr, std::string laddr)
-    : loop_(loop), server_(loop->server()), fd_(fd), batch_(server_->store()->NewBatch()) {
+    : loop_(loop), server_(loop->server()), fd_(fd) {
   info_.id = id;
   info_.fd = fd;
   info_.addr = std::move(addr);
@@ -80,7 +80,7 @@ void Connection::Drive() {
     if (round_ready_) {
       round_ready_ = false;
       in_flight_ = false;
-      results_.Release();  // nobody will read it: give the store its memory back
+      loop_->Leave(std::exchange(round_of_, nullptr));  // nobody will read its results
     }
     return;
   }
@@ -95,6 +95,13 @@ void Connection::Drive() {
     }
     FlushOutput();
     if (dead_) break;
+    if (!in_flight_ && next_ < commands_.size()) {
+      // Commands left behind a round that finished early (ProcessEarly does
+      // not dispatch: it runs inside the store's Submit).
+      const size_t before = next_;
+      Dispatch();
+      if (next_ != before || in_flight_) continue;
+    }
     if (!commands_.empty() && head_ == commands_.size() && !in_flight_) FinishRead();
     bool answered = commands_.empty() && !in_flight_ && out_sent_ == out_.size();
     if (answered && (close_after_reply_ || draining_)) {
@@ -276,7 +283,7 @@ void Connection::Dispatch() {
       c.spec = spec;
     }
     if (!round_.empty()) {
-      if (batch_.size() >= s.max_batch_ops) break;
+      if (adding_ && loop_->pending().size() - round_begin_ >= s.max_batch_ops) break;
       if (c.spec->flags & kCmdBarrier) break;
       if ((!blocked_small_.empty() || !blocked_large_.empty()) && TouchesBlocked(c)) break;
     }
@@ -293,19 +300,35 @@ void Connection::Dispatch() {
   }
   if (last_name != nullptr) info_.last_command.store(last_name, std::memory_order_relaxed);
   info_.resp.store(resp3 ? 3 : 2, std::memory_order_relaxed);
-  if (!batch_.empty() && !dead_) SubmitRound();
+  JoinIfAdded();
+  if (loop_->pending().size() >= s.max_batch_ops) loop_->SubmitPending();
+}
+
+void Connection::JoinIfAdded() {
+  if (!adding_) return;
+  adding_ = false;
+  loop_->JoinRound(this, round_begin_);
+}
+
+void Connection::BeforeHandler() {
+  if (adding_) return;
+  // Ops this handler adds open the round; a handler that adds none leaves
+  // adding_ unset again (RunStart/RunFinish).
+  round_begin_ = static_cast<uint32_t>(loop_->pending().size());
 }
 
 void Connection::RunStart(size_t index) {
   Command& c = commands_[index];
-  c.op_begin = static_cast<uint32_t>(batch_.size());
+  BeforeHandler();
+  c.op_begin = static_cast<uint32_t>(loop_->pending().size());
   c.op_count = 0;
-  CommandContext ctx{*server_, *loop_, *this, c, WriterFor(index), batch_};
+  CommandContext ctx{*server_, *loop_, *this, c, WriterFor(index), loop_->pending()};
   c.spec->start(ctx);
   ThreadStats& st = loop_->stats();
   Add(st.commands, 1);
   Add(st.calls[c.spec->id], 1);
   if (c.op_count > 0) {
+    adding_ = true;
     c.state = Command::State::kWaiting;
     round_.push_back(static_cast<uint32_t>(index));
     if (c.spec->flags & kCmdRmw) BlockKeys(c);
@@ -315,16 +338,14 @@ void Connection::RunStart(size_t index) {
   }
 }
 
-void Connection::StartBatch() {
-  batch_.Reserve(hint_ops_, hint_key_bytes_, hint_value_bytes_);
-}
-
 bool Connection::RunFinish(size_t index, ResultSpan results) {
   Command& c = commands_[index];
-  c.op_begin = static_cast<uint32_t>(batch_.size());
+  BeforeHandler();
+  c.op_begin = static_cast<uint32_t>(loop_->pending().size());
   c.op_count = 0;
-  CommandContext ctx{*server_, *loop_, *this, c, WriterFor(index), batch_};
+  CommandContext ctx{*server_, *loop_, *this, c, WriterFor(index), loop_->pending()};
   bool done = c.spec->finish(ctx, results);
+  if (c.op_count > 0) adding_ = true;
   if (!done && c.op_count == 0) {
     ctx.out.Error("ERR internal error: command neither finished nor retried");
     done = true;
@@ -364,29 +385,25 @@ bool Connection::TouchesBlocked(const Command& c) const {
   return hit;
 }
 
-void Connection::SubmitRound() {
-  in_flight_ = true;
-  ThreadStats& st = loop_->stats();
-  Add(st.batches, 1);
-  Add(st.batch_ops, batch_.size());
-  submit_ns_ = NowNs();
-  Connection* self = this;
-  IoThread* loop = loop_;
-  hint_ops_ = batch_.size();
-  hint_key_bytes_ = batch_.key_bytes_size();
-  hint_value_bytes_ = batch_.value_bytes_size();
-  // See batch_ in connection.h: the store keeps this batch, the next round
-  // gets a fresh one (empty, so nothing is allocated until it is used).
-  Batch batch = std::exchange(batch_, server_->store()->NewBatch());
-  server_->store()->Submit(std::move(batch), [self, loop](Results&& results) {
-    self->SetRoundResults(std::move(results));
-    loop->PostCompletion(self);
-  });
-}
-
 void Connection::ProcessRound() {
   in_flight_ = false;
-  loop_->stats().store_latency.Record(NowNs() - submit_ns_);
+  SharedRound* round = std::exchange(round_of_, nullptr);
+  FinishRound(round->results);
+  // Every value of the round is in a reply now (out_ or a held
+  // Command::reply, both copies), so its views are no longer needed here.
+  loop_->Leave(round);
+  Dispatch();
+}
+
+void Connection::ProcessEarly(const Results& results, SharedRound* round) {
+  in_flight_ = false;
+  round_of_ = nullptr;
+  if (!dead_) FinishRound(results);
+  loop_->Leave(round);
+  JoinIfAdded();  // CAS losers; the rest is dispatched on the next Drive
+}
+
+void Connection::FinishRound(const Results& results) {
   std::vector<uint32_t>& finished = prev_round_;  // reused: no allocation per round
   finished.clear();
   finished.swap(round_);
@@ -396,12 +413,12 @@ void Connection::ProcessRound() {
   for (uint32_t index : finished) {
     Command& c = commands_[index];
     bool done;
-    if (results_.size() < static_cast<size_t>(c.op_begin) + c.op_count) {
+    if (results.size() < static_cast<size_t>(c.op_begin) + c.op_count) {
       WriterFor(index).Error("ERR internal error: the store returned too few results");
       done = true;
     } else {
       // The span is taken before RunFinish reuses c.op_begin for a retry.
-      done = RunFinish(index, ResultSpan(&results_, c.op_begin, c.op_count));
+      done = RunFinish(index, ResultSpan(&results, c.op_begin, c.op_count));
     }
     if (done) {
       c.state = Command::State::kDone;
@@ -412,10 +429,6 @@ void Connection::ProcessRound() {
       BlockKeys(c);
     }
   }
-  // Every value of the round is in a reply now (out_ or a held Command::reply,
-  // both copies), so the views are no longer needed.
-  results_.Release();
-  Dispatch();
 }
 
 void Connection::CommandDone(size_t index) {

@@ -1,30 +1,33 @@
-// Connection: one client socket — its query buffer, parsed commands, the
-// engine batch in flight, and its reply buffer. Owned and only touched by one
-// I/O thread (except the store completion, which hands results over through
-// IoThread::PostCompletion).
+// Connection: one client socket — its query buffer, parsed commands, its
+// round of store operations, and its reply buffer. Owned and only touched by
+// one I/O thread.
 //
 // The life of a read (Redis's processInputBuffer, batched):
 //   1. read() once into the query buffer and parse every complete command;
 //      arguments stay views into the buffer, which is not touched again until
 //      every one of those commands is answered.
-//   2. Dispatch commands in order into ONE engine batch (a round). Commands
-//      that do not touch the store answer at once. A round stops early at a
-//      command that touches a key of a read-modify-write command already in
-//      the round (so a CAS retry can never reorder against it), at a barrier
-//      command (FLUSHALL, DBSIZE, ...) unless the round is empty, or at
+//   2. Dispatch commands in order into ONE round: a contiguous range of the
+//      loop's shared store batch (shared_round.h). Commands that do not touch
+//      the store answer at once. A round stops early at a command that
+//      touches a key of a read-modify-write command already in the round (so
+//      a CAS retry can never reorder against it), at a barrier command
+//      (FLUSHALL, DBSIZE, ...) unless the round is empty, or at
 //      max-batch-ops operations.
-//   3. Submit; one round in flight per connection (its share of the engine
-//      queue is bounded). On completion, finish the round's commands; CAS
-//      losers re-issue into the next round, which then continues with the
-//      remaining commands.
+//   3. Join the loop's round, which the loop submits at the end of its pass;
+//      one round in flight per connection (its share of the store's queue is
+//      bounded). On completion — or earlier, when the store answered all of
+//      the round's ops while routing (hot-cache hits) — finish the round's
+//      commands; CAS losers re-issue into the next round, which then
+//      continues with the remaining commands.
 //   4. Replies are emitted strictly in command order: a command at the head
 //      writes straight into the reply buffer; one completed out of order
 //      keeps its reply until the commands before it have answered.
-// The round's Results (codes + value views into store memory) is kept from
-// the completion until every finish of the round has written its reply, then
-// released at once: values go from the store's memory into the reply buffer
-// with no copy in between, and a Results held longer would pin the store's
-// memory for replaced values (kvcg/results.h).
+// The round's Results (codes + value views into store memory, shared with
+// the other members) is read until every finish of the round has written its
+// reply, then the connection leaves the round, and the last member to leave
+// releases it: values go from the store's memory into the reply buffer with
+// no copy in between, and a Results held longer would pin the store's memory
+// for replaced values (kvcg/results.h).
 // The connection is read again only when all of that is done and the reply
 // buffer is under the high-water mark (backpressure: nothing is dropped).
 #pragma once
@@ -42,8 +45,10 @@
 #include "server/client_registry.h"
 #include "server/command_table.h"
 #include "server/io_buffer.h"
+#include "server/io_thread.h"
 #include "server/resp_parser.h"
 #include "server/resp_writer.h"
+#include "server/shared_round.h"
 
 namespace kvcg::server {
 
@@ -128,7 +133,7 @@ struct CommandContext {
   void Error(std::string_view message);
   // Replies with the error for a failed store operation (cmd_common.cc).
   void StoreError(const OpResultView& r);
-  // The first op of a round sizes the batch (Connection::StartBatch).
+  // The first op of a loop's round sizes its batch (IoThread::ReserveRound).
   void BeforeOp();
 };
 
@@ -144,9 +149,19 @@ class Connection {
   void Drive();
   // Epoll reported these events.
   void OnEvents(uint32_t events);
-  // The store completed this connection's round (called on the loop thread).
+  // The loop put this connection's round into `round` (IoThread::JoinRound).
+  void EnterRound(SharedRound* round) {
+    round_of_ = round;
+    in_flight_ = true;
+  }
+  // The store completed the round; the connection finishes it on its next
+  // Drive (called on the loop thread).
   void MarkRoundReady() { round_ready_ = true; }
-  void SetRoundResults(Results&& results) { results_ = std::move(results); }
+  // The round's ops were all answered early, in `results` (Store::
+  // EarlyAnswers, valid during the call): finish its commands now, inside
+  // the store's Submit; retries join the next round. Reads and dispatches
+  // wait for the next Drive (Submit may not be called from here).
+  void ProcessEarly(const Results& results, SharedRound* round);
 
   // Closes the socket now (replies not yet written are dropped). The object
   // is deleted by its loop once no round is in flight.
@@ -173,12 +188,15 @@ class Connection {
   bool CanRead() const;
   void ReadOnce();
   void ParseInput();
-  void ProcessRound();     // results of the round in flight are here
+  void ProcessRound();     // the round in flight completed
+  // Finishes the round's commands from `results`; CAS losers go into the next round.
+  void FinishRound(const Results& results);
   void Dispatch();         // queued commands into the round
-  void SubmitRound();
+  void JoinIfAdded();      // the ops just added join the loop's round
   void RunStart(size_t index);
   bool RunFinish(size_t index, ResultSpan results);
-  void StartBatch();  // before the first op of a round
+  // Before a command's handler runs: notes where this connection's ops begin.
+  void BeforeHandler();
   void BlockKeys(const Command& c);
   bool TouchesBlocked(const Command& c) const;
   void CommandDone(size_t index);
@@ -211,23 +229,17 @@ class Connection {
   size_t head_ = 0;  // first command whose reply is not emitted
   uint64_t read_start_ns_ = 0;
 
-  // The round. batch_ always comes from store->NewBatch() (memory the store
-  // uses without a copy: pinned on the GPU backend). Submit takes it and the
-  // store never hands it back, so clearing and reusing one batch is not
-  // possible; instead SubmitRound takes a fresh, empty NewBatch() (which
-  // allocates nothing until used) and the first op of the next round
-  // reserves what the last round used, so a steady pipeline costs one
-  // allocation per region per round instead of a doubling per growth step.
-  Batch batch_;
-  size_t hint_ops_ = 0, hint_key_bytes_ = 0, hint_value_bytes_ = 0;
-  std::vector<uint32_t> round_;  // commands with operations in batch_
+  // The round: its ops are [round_begin_, ...) of the loop's pending batch
+  // while adding_, then the loop's SharedRound round_of_ holds them.
+  bool adding_ = false;
+  uint32_t round_begin_ = 0;
+  SharedRound* round_of_ = nullptr;
+  std::vector<uint32_t> round_;  // commands with operations in the round
   std::vector<uint32_t> prev_round_;
   std::vector<std::string_view> blocked_small_;
   std::unordered_set<std::string_view> blocked_large_;
   bool in_flight_ = false;
   bool round_ready_ = false;
-  uint64_t submit_ns_ = 0;
-  Results results_;  // of the round just completed; see the top comment
 
   // Output.
   std::string out_;
@@ -235,7 +247,7 @@ class Connection {
 };
 
 inline void CommandContext::BeforeOp() {
-  if (batch.empty()) conn.StartBatch();
+  if (batch.empty()) loop.ReserveRound();
 }
 
 }  // namespace kvcg::server

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -65,6 +66,10 @@ IoThread::IoThread(Server* server, int index) : server_(server), index_(index) {
 IoThread::~IoThread() {
   Join();
   for (Connection* c : conns_) delete c;
+  // Every round was delivered and left before the loop ended (Run waits for
+  // its connections), except one nobody joined.
+  delete pending_round_;
+  for (SharedRound* r : free_rounds_) delete r;
   for (auto& [fd, unix_socket] : adopted_) ::close(fd);
   if (epfd_ >= 0) ::close(epfd_);
   if (eventfd_ >= 0) ::close(eventfd_);
@@ -78,7 +83,10 @@ void IoThread::AddListener(int fd, bool unix_socket) {
   epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
 }
 
-void IoThread::Start() { thread_ = std::thread([this] { Run(); }); }
+void IoThread::Start() {
+  pending_ = server_->store()->NewBatch();
+  thread_ = std::thread([this] { Run(); });
+}
 
 void IoThread::Join() {
   if (thread_.joinable()) thread_.join();
@@ -95,20 +103,91 @@ void IoThread::Stop() {
   Wake();
 }
 
-void IoThread::PostCompletion(Connection* conn) {
+// ---------------------------------------------------------------------------
+// The shared round (shared_round.h).
+
+void IoThread::ReserveRound() { pending_.Reserve(hint_ops_, hint_key_bytes_, hint_value_bytes_); }
+
+void IoThread::JoinRound(Connection* conn, uint32_t begin) {
+  if (pending_round_ == nullptr) {
+    if (free_rounds_.empty()) {
+      pending_round_ = new SharedRound();
+    } else {
+      pending_round_ = free_rounds_.back();
+      free_rounds_.pop_back();
+    }
+  }
+  pending_round_->members.push_back({conn, begin, static_cast<uint32_t>(pending_.size()), false});
+  conn->EnterRound(pending_round_);
+}
+
+void IoThread::SubmitPending() {
+  if (pending_round_ == nullptr) return;
+  SharedRound* round = std::exchange(pending_round_, nullptr);
+  round->holds = static_cast<uint32_t>(round->members.size()) + 1;
+  round->submit_ns = NowNs();
+  Add(stats_.batches, 1);
+  Add(stats_.batch_ops, pending_.size());
+  Add(stats_.batch_members, round->members.size());
+  hint_ops_ = pending_.size();
+  hint_key_bytes_ = pending_.key_bytes_size();
+  hint_value_bytes_ = pending_.value_bytes_size();
+  // The store keeps the batch; the next round gets a fresh one (empty, so it
+  // allocates nothing until used), reserved on its first op from these hints.
+  Batch batch = std::exchange(pending_, server_->store()->NewBatch());
+  server_->store()->SubmitWithEarlyAnswers(
+      std::move(batch),
+      [this, round](Results&& results) {
+        round->results = std::move(results);
+        PostCompletion(round);
+      },
+      [this, round](const Store::EarlyAnswers& answers) { FinishEarly(round, answers); });
+}
+
+void IoThread::FinishEarly(SharedRound* round, const Store::EarlyAnswers& answers) {
+  for (SharedRound::Member& m : round->members) {
+    bool all = true;
+    for (uint32_t i = m.begin; i < m.end && all; ++i) all = answers.answered[i] != 0;
+    if (!all) continue;
+    m.early = true;
+    Add(stats_.early_rounds, 1);
+    // Inside Submit: the connection writes its replies and, for CAS losers,
+    // joins the next round; it reads and dispatches on its next turn.
+    m.conn->ProcessEarly(answers.results, round);
+    ScheduleAgain(m.conn);
+  }
+}
+
+void IoThread::PostCompletion(SharedRound* round) {
   if (t_current == this) {
     // Inline completion (inside Submit on this thread): no hand-over needed.
-    conn->MarkRoundReady();
-    if (driving != conn) ScheduleAgain(conn);
+    Deliver(round);
     return;
   }
   bool was_empty;
   {
     std::lock_guard lock(mu_);
     was_empty = completed_.empty();
-    completed_.push_back(conn);
+    completed_.push_back(round);
   }
   if (was_empty) Wake();
+}
+
+void IoThread::Deliver(SharedRound* round) {
+  stats_.store_latency.Record(NowNs() - round->submit_ns);
+  for (SharedRound::Member& m : round->members) {
+    if (m.early) continue;
+    m.conn->MarkRoundReady();
+    if (driving != m.conn) ScheduleAgain(m.conn);
+  }
+  Leave(round);  // the delivery's hold
+}
+
+void IoThread::Leave(SharedRound* round) {
+  if (--round->holds != 0) return;
+  round->results.Release();
+  round->members.clear();
+  free_rounds_.push_back(round);
 }
 
 void IoThread::AdoptSocket(int fd, bool unix_socket) {
@@ -192,7 +271,7 @@ void IoThread::AddConnection(int fd, bool unix_socket) {
 }
 
 void IoThread::DrainCompletions() {
-  std::vector<Connection*> done;
+  std::vector<SharedRound*> done;
   std::vector<std::pair<int, bool>> adopted;
   {
     std::lock_guard lock(mu_);
@@ -200,10 +279,8 @@ void IoThread::DrainCompletions() {
     adopted.swap(adopted_);
   }
   for (auto& [fd, unix_socket] : adopted) AddConnection(fd, unix_socket);
-  for (Connection* c : done) {
-    c->MarkRoundReady();
-    c->Drive();
-  }
+  // Members are marked and run from the run-again list, which follows.
+  for (SharedRound* r : done) Deliver(r);
 }
 
 void IoThread::CheckTimeouts() {
@@ -266,6 +343,8 @@ void IoThread::Run() {
         c->Drive();
       }
     }
+    // The end of a pass: what the connections queued goes to the store now.
+    SubmitPending();
     if (stop_requested_.load(std::memory_order_acquire) && !stopping_) {
       stopping_ = true;
       for (auto& [fd, unix_socket] : listeners_) epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);

@@ -1,6 +1,8 @@
 // IoThread: one epoll event loop owning a set of connections (Redis's I/O
 // threads, but each one parses, dispatches and replies for its own clients,
-// so no connection is ever touched by two threads).
+// so no connection is ever touched by two threads). The store operations of
+// all its connections in one pass of the loop go to the store as one batch
+// (shared_round.h).
 //
 // All loops wait on every listening socket with EPOLLEXCLUSIVE and accept for
 // themselves, which spreads connections without an acceptor thread. Sockets
@@ -8,7 +10,7 @@
 // backpressure) with bytes left is put on a run-again list. Store completions
 // arriving from other threads are queued under a mutex and signalled with an
 // eventfd; completions that run inline inside Submit on this thread just
-// mark the connection.
+// mark the round's connections.
 #pragma once
 
 #include <atomic>
@@ -20,7 +22,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kvcg/batch.h"
+#include "kvcg/store.h"
 #include "server/server_config.h"
+#include "server/shared_round.h"
 #include "server/stats.h"
 
 namespace kvcg::server {
@@ -40,8 +45,20 @@ class IoThread {
   // Begin the shutdown drain (any thread).
   void Stop();
 
-  // A round of `conn` completed (any thread; results already handed over).
-  void PostCompletion(Connection* conn);
+  // --- The shared round (shared_round.h); loop thread unless said.
+  // The batch the connections of this loop add their ops to; sized on the
+  // first op from the last round (ReserveRound).
+  Batch& pending() { return pending_; }
+  void ReserveRound();
+  // `conn`'s ops [begin, pending().size()) are its round; it waits for the
+  // round's results (Connection::ProcessRound) or its early answers.
+  void JoinRound(Connection* conn, uint32_t begin);
+  // Submits the pending round if any connection joined it.
+  void SubmitPending();
+  // The store completed `round` (any thread; its results are in it).
+  void PostCompletion(SharedRound* round);
+  // A member of `round` has written its replies (or is dead).
+  void Leave(SharedRound* round);
   // Run `conn` again at the next loop iteration (loop thread).
   void ScheduleAgain(Connection* conn);
   // Connection closed: stop polling it, delete it when safe (loop thread).
@@ -71,6 +88,10 @@ class IoThread {
   void AddConnection(int fd, bool unix_socket);
   void Wake();
   void Sweep();
+  // Hands `round`'s results to its members that wait for them.
+  void Deliver(SharedRound* round);
+  // Early answers: members whose ops are all answered finish now.
+  void FinishEarly(SharedRound* round, const Store::EarlyAnswers& answers);
 
   Server* server_;
   int index_;
@@ -85,8 +106,12 @@ class IoThread {
   std::unordered_set<Connection*> conns_;
   std::vector<Connection*> again_;
   std::vector<Connection*> retired_;
+  Batch pending_;
+  SharedRound* pending_round_ = nullptr;  // the members of pending_, once one joined
+  std::vector<SharedRound*> free_rounds_;  // recycled
+  size_t hint_ops_ = 0, hint_key_bytes_ = 0, hint_value_bytes_ = 0;  // the last round's sizes
   std::mutex mu_;
-  std::vector<Connection*> completed_;  // guarded by mu_
+  std::vector<SharedRound*> completed_;  // guarded by mu_
   std::vector<std::pair<int, bool>> adopted_;  // guarded by mu_: accepted sockets
   std::atomic<bool> stop_requested_{false};
   bool stopping_ = false;

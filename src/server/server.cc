@@ -219,6 +219,8 @@ void Server::SumStats(ThreadStats* out) const {
     add(out->protocol_errors, t.protocol_errors);
     add(out->batches, t.batches);
     add(out->batch_ops, t.batch_ops);
+    add(out->batch_members, t.batch_members);
+    add(out->early_rounds, t.early_rounds);
     add(out->cas_retries, t.cas_retries);
     add(out->reads, t.reads);
     add(out->parse_ns, t.parse_ns);

@@ -45,7 +45,7 @@ void LatencyHistogram::Reset() {
 
 void ThreadStats::Reset() {
   for (auto* c : {&connections_received, &rejected_connections, &commands, &net_input_bytes, &net_output_bytes,
-                  &protocol_errors, &batches, &batch_ops, &cas_retries, &reads, &parse_ns, &reply_ns,
+                  &protocol_errors, &batches, &batch_ops, &batch_members, &early_rounds, &cas_retries, &reads, &parse_ns, &reply_ns,
                   &keyspace_hits, &keyspace_misses}) {
     c->store(0, std::memory_order_relaxed);
   }

@@ -49,8 +49,10 @@ struct ThreadStats {
   std::atomic<uint64_t> net_input_bytes{0};
   std::atomic<uint64_t> net_output_bytes{0};
   std::atomic<uint64_t> protocol_errors{0};
-  std::atomic<uint64_t> batches{0};       // engine batches submitted
+  std::atomic<uint64_t> batches{0};       // store batches submitted (one per loop pass: shared_round.h)
   std::atomic<uint64_t> batch_ops{0};     // operations in them
+  std::atomic<uint64_t> batch_members{0}; // connection rounds in them
+  std::atomic<uint64_t> early_rounds{0};  // connection rounds finished from early answers
   // Extra rounds of read-modify-write commands: one per existing key is
   // normal (read, then CAS); more mean a CAS lost a race and was retried.
   std::atomic<uint64_t> cas_retries{0};
