@@ -242,12 +242,14 @@ def main():
                     # A GPU row that never started: no GPU (or no CUDA build) here.
                     skipped.update({n: f"kvcg-server --backend gpu did not start: {reason}"
                                     for n in servers.GPU_ROWS})
+            record["summary"] = summarize(record, args)
             record["phases"]["total_s"] = time.time() - t_run
             write_record(record, out, quiet=True)
     for name in args.servers:
         if name in skipped and not record["servers"].get(name, {}).get("loadgen"):
             log(f"{name:<18} skipped: {skipped[name]}")
             record["servers"][name] = {"skipped": skipped[name]}
+    record["servers"] = {n: record["servers"][n] for n in args.servers if n in record["servers"]}  # row order
     record["summary"] = summarize(record, args)
     record["phases"]["total_s"] = time.time() - t_run
     print_summary(record["summary"])
@@ -256,7 +258,8 @@ def main():
 
 
 def write_record(record, out, quiet=False):
-    """Also called after every row, so a run cut off by a timeout keeps what it measured."""
+    """Also called after every row (summary included), so a run cut off by a
+    timeout keeps what it measured."""
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out + ".tmp", "w") as f:
         json.dump(record, f, indent=2)
