@@ -221,9 +221,9 @@ fi
 # on its CPU backend, redis-server single-threaded and with io-threads 8
 # (carried in .deps), same run, same client: 2 M keys, 32-byte values, 95%
 # GET, uniform keys, pipelines 1 and 16, 64 connections, 8 loadgen threads,
-# 8 I/O threads for each kvcg row. About 90 s for 2 M keys: the client's
-# ceiling (the bound) first, then per server one fill and 3 s + 1 s warm-up
-# per pipeline. SERVER_KEYS_LIST=2000000,100000000 adds 100 M keys: give that
+# 8 I/O threads for each kvcg row. About 100 s for 2 M keys: the client's
+# ceiling (the bound) before and after the rows, per server one fill and
+# 3 s + 1 s warm-up per pipeline. SERVER_KEYS_LIST=2000000,100000000 adds 100 M keys: give that
 # call to the "server" stage alone with SERVER_WALL=560 (redis-server fills on
 # one thread, ~1-2 M keys/s).
 server_matrix() {  # output folder
@@ -246,8 +246,10 @@ server_matrix() {  # output folder
 import json, sys
 d = json.load(open(sys.argv[1]))
 b = d["bound"]
-print("server bound (client ceiling: kvcg-loadgen vs kvcg-resp-sink, %d cores): %s" % (b["cores"], ", ".join(
-    f"P={r['pipeline']} {r['ops_per_sec'] / 1e6:.2f} M ops/s" for r in b["runs"])))
+after = b.get("after") or [None] * len(b["before"])  # absent when the run was cut off
+print("server bound (client ceiling: kvcg-loadgen vs kvcg-resp-sink, %d cores; before/after the rows): %s" % (
+    b["cores"], ", ".join(f"P={x['pipeline']} {x['ops_per_sec'] / 1e6:.2f}/" + (f"{y['ops_per_sec'] / 1e6:.2f}" if y
+                          else "-") + " M ops/s" for x, y in zip(b["before"], after))))
 for name, e in d["servers"].items():
     if "skipped" in e:
         print(f"server {name:<18} skipped: {e['skipped']}")

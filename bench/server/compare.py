@@ -12,11 +12,11 @@ a closed-loop kvcg-loadgen run per pipeline depth and, unless skipped,
 redis-benchmark. kvcg rows record INFO kvcg (where the time goes), redis rows
 INFO stats (io_threaded_reads_processed says whether threaded I/O was used).
 
-The bound, measured in the same run: kvcg-loadgen against kvcg-resp-sink, a
-server that frames each request and answers from constants. With the client
-and the server sharing the host's cores, no server can be measured above it
-at these client settings (DESIGN.md §5's memory and PCIe bounds are orders of
-magnitude higher). Every phase (fill, measure, ...) is timed and printed;
+The bound, measured in the same run (before and after the rows): kvcg-loadgen
+against kvcg-resp-sink, a server that frames each request and answers from
+constants. With the client and the server sharing the host's cores, no
+server can be measured above it at these client settings (DESIGN.md §5's
+memory and PCIe bounds are orders of magnitude higher). Every phase (fill, measure, ...) is timed and printed;
 filling is the slow part at large key counts (redis-server takes each SET on
 one thread).
 
@@ -92,7 +92,7 @@ def parse_args():
     return args
 
 
-def measure_bound(args):
+def sink_runs(args, when):
     """The client's ceiling per pipeline depth (see the module comment)."""
     proc, port, banner = servers.start_sink(args.sink, args.sink_threads, args.value_size)
     runs = []
@@ -101,20 +101,30 @@ def measure_bound(args):
             # The sink ignores keys; the smallest key count keeps key choice as in the real runs.
             r = clients.measure(args, port, p, min(args.keys_list), f"bound P={p}")
             runs.append({"pipeline": p, "ops_per_sec": r["ops_per_sec"], "latency_us": r["latency_us"]})
-            log(f"bound    P={p:<3d} {r['ops_per_sec']:>12,.0f} ops/s  p50 {r['latency_us']['p50']:.1f} us  "
+            log(f"bound ({when}) P={p:<3d} {r['ops_per_sec']:>12,.0f} ops/s  p50 {r['latency_us']['p50']:.1f} us  "
                 f"p99 {r['latency_us']['p99']:.1f} us  (kvcg-loadgen against kvcg-resp-sink)")
     finally:
         servers.stop(proc)
+    return runs, banner
+
+
+def bound_record(args, banner, before, after=None):
+    """Measured before and after the rows: the higher of the two is the bound,
+    their spread says how steady the host was meanwhile."""
+    best = before if after is None else [max(b, a, key=lambda r: r["ops_per_sec"]) for b, a in zip(before, after)]
     return {
         "what": f"client ceiling: kvcg-loadgen ({args.threads} threads, {args.connections} connections) against "
                 f"kvcg-resp-sink ({args.sink_threads} threads; frames requests, answers from constants, no store) "
-                f"on the same {os.cpu_count()}-core host, same run. Client and server share the cores as in the "
-                "real rows; DESIGN.md 5's memory and PCIe bounds are orders of magnitude above socket-served rates",
+                f"on the same {os.cpu_count()}-core host, before and after the rows (runs: the higher of the two). "
+                "Client and server share the cores as in the real rows; DESIGN.md 5's memory and PCIe bounds are "
+                "orders of magnitude above socket-served rates",
         "cores": os.cpu_count(),
         "loadgen_threads": args.threads,
         "sink_threads": args.sink_threads,
         "sink_banner": banner,
-        "runs": runs,
+        "before": before,
+        "after": after,
+        "runs": best,
     }
 
 
@@ -216,7 +226,8 @@ def main():
         "servers": {},
     }
     t = time.time()
-    record["bound"] = measure_bound(args)
+    before, banner = sink_runs(args, "before")
+    record["bound"] = bound_record(args, banner, before)
     record["phases"] = {"bound_s": time.time() - t}
 
     skipped = {}
@@ -250,6 +261,9 @@ def main():
             log(f"{name:<18} skipped: {skipped[name]}")
             record["servers"][name] = {"skipped": skipped[name]}
     record["servers"] = {n: record["servers"][n] for n in args.servers if n in record["servers"]}  # row order
+    t = time.time()
+    record["bound"] = bound_record(args, banner, before, sink_runs(args, "after")[0])
+    record["phases"]["bound_s"] += time.time() - t
     record["summary"] = summarize(record, args)
     record["phases"]["total_s"] = time.time() - t_run
     print_summary(record["summary"])
