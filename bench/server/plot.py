@@ -62,7 +62,8 @@ def main():
     s = d["settings"]
     fig.suptitle(f"kvcg-server vs redis-server: {s['get_ratio']:.0%} GET, {s['value_size']}-byte values, {s['dist']} "
                  f"keys, pipeline {args.pipeline}, {s['connections']} connections, {s['threads']} loadgen threads\n"
-                 f"{d['machine']} ({d['cpus']} cores), commit {d.get('commit', '?')}, {d['time'][:10]}", fontsize=9)
+                 f"kvcg-server flags {' '.join(s['kvcg_args']) or '(none)'}; {d['machine']} ({d['cpus']} cores), "
+                 f"commit {d.get('commit', '?')}, {d['time'][:10]}", fontsize=9)
     fig.tight_layout()
     fig.savefig(args.png, dpi=120)
 
