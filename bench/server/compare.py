@@ -16,13 +16,15 @@ The bound, measured in the same run (before and after the rows): kvcg-loadgen
 against kvcg-resp-sink, a server that frames each request and answers from
 constants. With the client and the server sharing the host's cores, no
 server can be measured above it at these client settings (DESIGN.md §5's
-memory and PCIe bounds are orders of magnitude higher). Every phase (fill, measure, ...) is timed and printed.
-Filling is the slow part at large key counts: kvcg-loadgen SETs in pipelined
-chunks of 1000 over one connection per loadgen thread, and redis-server
-executes them on one thread. Measured on the 2-core development machine:
-0.55-0.75 M keys/s for kvcg-server (CPU backend) and redis-server alike, 2 M
-keys in about 3 s; at ~1-2 M keys/s on one redis thread, 100 M keys take
-1-2 minutes per redis row (an estimate; the JSON records each fill's time).
+memory and PCIe bounds are orders of magnitude higher).
+
+Every phase (fill, measure, ...) is timed and printed. Filling is the slow
+part at large key counts: kvcg-loadgen SETs in pipelined chunks of 1000 over
+one connection per loadgen thread, and redis-server executes them on one
+thread. Measured on the 2-core development machine: 0.55-0.75 M keys/s for
+kvcg-server (CPU backend) and redis-server alike, 2 M keys in about 3 s; at
+~1-2 M keys/s on one redis thread, 100 M keys take 1-2 minutes per redis row
+(an estimate; the JSON records each fill's time).
 
   bench/server/compare.py --machine cpu --keys-list 200000 --duration 2
   bench/server/compare.py --machine h100 --kvcg-args "--io-threads 8" \\
