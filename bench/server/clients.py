@@ -33,7 +33,8 @@ def measure(args, port, pipeline, keys, label, preload=False):
              args.dist, "--theta", str(args.theta), "--get-ratio", str(args.get_ratio)]
     if preload:
         extra.append("--preload")
-    return _loadgen(args, port, keys, label, extra, timeout=args.duration * 4 + 600 + (keys / 200_000 if preload else 0))
+    fill_s = keys / 200_000 if preload else 0
+    return _loadgen(args, port, keys, label, extra, timeout=args.duration * 4 + 600 + fill_s)
 
 
 def redis_benchmark(args, port, pipeline, keys):
