@@ -12,7 +12,9 @@
 # STAGES="build test", then STAGES="bench apps", then STAGES="eval"):
 #   build  configure + build with CUDA        test  every CTest test
 #   bench  GPU store benchmarks (issue 3)     apps  engine YCSB-B (issue 4),
-#          server vs redis-server (issue 6)
+#          and the server matrix (issue 12): kvcg-server GPU and CPU
+#          backends next to redis-server, single-threaded and io-threads 8
+#   server the server matrix alone (for SERVER_KEYS_LIST with 100 M keys)
 #   cpu    CPU store vs libcuckoo on this host's cores (issue 2)
 #   python the Python package on the GPU backend: pytest, NumPy batches vs
 #          the C++ Store API (issue 15)
@@ -24,7 +26,8 @@
 #          RESTART_KEYS (default 100 M) keys, GPU and CPU; server throughput
 #          with appendonly off/everysec/always next to redis-server
 # Environment: BENCHES (the bench stage's subset, default "kernel e2e latency
-# expiry eviction"), BUILD_DIR
+# expiry eviction"), SERVER_KEYS_LIST (default 2000000), SERVER_WALL (seconds
+# for the server matrix, default 200), BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
 # KEYS_LOG2 (kernel benchmark key count, default 27), JOBS, TEST_WALL (seconds
 # for the whole ctest run, default 420), COMMIT (printed with the device).
@@ -214,6 +217,66 @@ EOF
   tar -C "$JSON" -cf "$OUT/results.tar" . && rm -rf "$JSON"
 fi
 
+# Issue 12: kvcg-server on its GPU backend (default mode kvcg, and canonical),
+# on its CPU backend, redis-server single-threaded and with io-threads 8
+# (carried in .deps), same run, same client: 2 M keys, 32-byte values, 95%
+# GET, uniform keys, pipelines 1 and 16, 64 connections, 8 loadgen threads,
+# 8 I/O threads for each kvcg row. About 100 s for 2 M keys: the client's
+# ceiling (the bound) before and after the rows, per server one fill and
+# 3 s + 1 s warm-up per pipeline. SERVER_KEYS_LIST=2000000,100000000 adds 100 M keys: give that
+# call to the "server" stage alone with SERVER_WALL=560 (redis-server fills on
+# one thread, ~1-2 M keys/s).
+server_matrix() {  # output folder
+  local dir=$1
+  if timeout "${SERVER_WALL:-200}" python3 bench/server/compare.py --machine h100 --out "$dir/server_compare.json" \
+      --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
+      --sink "$BUILD_DIR/tools/loadgen/kvcg-resp-sink" \
+      --servers kvcg-gpu,kvcg-gpu-canonical,kvcg-cpu,redis,redis-io8 --kvcg-args "--io-threads 8" \
+      --keys-list "${SERVER_KEYS_LIST:-2000000}" --value-size 32 --get-ratio 0.95 --dist uniform \
+      --pipelines 1,16 --connections 64 --threads 8 --sink-threads 8 --duration 3 --warmup 1 \
+      --skip-redis-benchmark >>"$OUT/server.log" 2>&1; then
+    echo "server matrix: ok" >>"$OUT/apps-summary.txt"
+  else
+    echo "server matrix FAILED or timed out (the JSON keeps the rows done)" | tee -a "$OUT/apps-summary.txt"
+    tail -5 "$OUT/server.log"
+  fi
+  # compare.py rewrites its JSON after every row, summary included.
+  [ -f "$dir/server_compare.json" ] || return
+  python3 - "$dir/server_compare.json" >>"$OUT/apps-summary.txt" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["bound"]
+after = b.get("after") or [None] * len(b["before"])  # absent when the run was cut off
+print("server bound (client ceiling: kvcg-loadgen vs kvcg-resp-sink, %d cores; before/after the rows): %s" % (
+    b["cores"], ", ".join(f"P={x['pipeline']} {x['ops_per_sec'] / 1e6:.2f}/" + (f"{y['ops_per_sec'] / 1e6:.2f}" if y
+                          else "-") + " M ops/s" for x, y in zip(b["before"], after))))
+for name, e in d["servers"].items():
+    if "skipped" in e:
+        print(f"server {name:<18} skipped: {e['skipped']}")
+    for f in e.get("failed", []):
+        print(f"server {name:<18} {f['keys']:>11,} keys FAILED: {f['error']}")
+    for p in e.get("phases", []):
+        print(f"server {name:<18} {p['keys']:>11,} keys: start {p['start_s']:.1f} s, fill {p['preload_s']:.1f} s, "
+              f"measure {p['measure_s']:.1f} s")
+r = lambda v: f"{v:5.2f}x" if v is not None else "    -"  # noqa: E731
+for s in d["summary"]:
+    print(f"server {s['server']:<18} {s['keys']:>11,} keys P={s['pipeline']:<2} {s['ops_per_sec'] / 1e6:6.2f} M ops/s"
+          f"  p50/p99 {s['p50_us']:7.0f}/{s['p99_us']:7.0f} us  vs cpu {r(s['vs_kvcg_cpu'])}  vs redis "
+          f"{r(s['vs_redis'])}  of bound {r(s['of_bound'])}")
+print(f"server matrix wall {d['phases']['total_s']:.0f} s")
+PYEOF
+  python3 bench/server/plot.py "$dir/server_compare.json" "$dir/server_compare.png" >>"$OUT/server.log" 2>&1 ||
+    echo "server plot skipped (no matplotlib here; bench/server/plot.py draws it from the JSON)" >>"$OUT/server.log"
+}
+
+if [[ " $STAGES " == *" server "* ]]; then
+  echo "== server matrix (issue 12)"
+  mkdir -p "$OUT/server"
+  server_matrix "$OUT/server"
+  tar -C "$OUT/server" -cf "$OUT/server.tar" . && rm -rf "$OUT/server"
+  note "server" "see apps-summary.txt"
+fi
+
 if [[ " $STAGES " == *" apps "* ]]; then
   echo "== engine, server and CPU-store benchmarks"
   APPS=$OUT/apps
@@ -234,22 +297,7 @@ PYEOF
   else
     echo "engine benchmark FAILED" | tee -a "$OUT/apps-summary.txt"; tail -5 "$OUT/apps.log"
   fi
-  # Issue 6: kvcg-server and redis-server (carried in .deps) under the same load.
-  if timeout 240 python3 bench/server/compare.py --machine h100 --out "$APPS/server_compare.json" \
-      --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
-      --kvcg-args "--backend gpu --io-threads 8" --connections 64 --threads 8 --pipelines 1,16,64 \
-      --duration 4 --warmup 1 >>"$OUT/apps.log" 2>&1; then
-    python3 - "$APPS/server_compare.json" >>"$OUT/apps-summary.txt" <<'PYEOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for server, b in d.get("servers", {}).items():
-    for r in b.get("loadgen", []):
-        print(f"server {server:<5} loadgen P={r.get('pipeline')}: {r.get('ops_per_sec', 0):,.0f} ops/s "
-              f"p99 {r.get('latency_us', {}).get('p99', '?')} us")
-PYEOF
-  else
-    echo "server comparison FAILED" | tee -a "$OUT/apps-summary.txt"; tail -5 "$OUT/apps.log"
-  fi
+  server_matrix "$APPS"
   tar -C "$APPS" -cf "$OUT/apps.tar" . && rm -rf "$APPS"
   note "apps" "see apps-summary.txt"
 fi

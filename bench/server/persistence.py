@@ -24,7 +24,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402  (same folder: server start/stop and the load generator)
+import clients  # noqa: E402  (same folder: the load generator)
+import compare  # noqa: E402  (the JSON record)
+import servers  # noqa: E402  (server start/stop)
 
 SETTINGS = {
     "off": ["--appendonly", "no", "--save", ""],
@@ -48,7 +50,7 @@ def fsync_rate(directory, seconds=1.0):
 
 
 def main():
-    build = os.path.join(compare.ROOT, "build")
+    build = servers.BUILD
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--machine", default="cpu")
     ap.add_argument("--kvcg-server", default=os.path.join(build, "tools/server/kvcg-server"))
@@ -69,16 +71,15 @@ def main():
     ap.add_argument("--settings", default="off,everysec,always")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    args.preload = True
     record = {"benchmark": "server_persistence", "machine": args.machine, "host": platform.node(),
               "cpus": os.cpu_count(), "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "settings": {k: v for k, v in vars(args).items() if k != "out"}, "servers": {}}
     with tempfile.TemporaryDirectory(prefix="kvcg-persist-bench-") as scratch:
         record["bound_fsyncs_per_sec"] = fsync_rate(scratch)
         print(f"disk: {record['bound_fsyncs_per_sec']:.0f} fsyncs/s (4 KiB append, one thread)", file=sys.stderr)
-        servers = [("kvcg", compare.start_kvcg, args.kvcg_server, args.kvcg_args.split()),
-                   ("redis", compare.start_redis, args.redis_server, args.redis_args.split())]
-        for name, start, binary, extra in servers:
+        programs = [("kvcg", servers.start_kvcg, args.kvcg_server, args.kvcg_args.split()),
+                    ("redis", servers.start_redis, args.redis_server, args.redis_args.split())]
+        for name, start, binary, extra in programs:
             if name == "redis" and not shutil.which(binary) and not os.path.exists(binary):
                 print(f"redis-server not found ({binary}); skipping it", file=sys.stderr)
                 continue
@@ -87,9 +88,9 @@ def main():
                 d = tempfile.mkdtemp(dir=scratch)
                 proc, port, banner = start(binary, extra + SETTINGS[setting] + ["--dir", d])
                 try:
-                    r = compare.run_loadgen(args, port, args.pipeline, f"{name} {setting}")
+                    r = clients.measure(args, port, args.pipeline, args.keys, f"{name} {setting}", preload=True)
                 finally:
-                    compare.stop(proc)
+                    servers.stop(proc)
                 rows[setting] = {"ops_per_sec": r["ops_per_sec"], "latency_us": r["latency_us"], "banner": banner}
                 print(f"{name:5s} {setting:8s} {r['ops_per_sec']:>12.0f} ops/s  p99 {r['latency_us']['p99']:.0f} us",
                       file=sys.stderr)
@@ -98,7 +99,7 @@ def main():
                 for setting, row in rows.items():
                     row["fraction_of_off"] = row["ops_per_sec"] / off
             record["servers"][name] = rows
-    compare.write_record(record, args.out or os.path.join(compare.ROOT, "bench", "results", args.machine,
+    compare.write_record(record, args.out or os.path.join(servers.ROOT, "bench", "results", args.machine,
                                                           "server_persistence.json"))
 
 

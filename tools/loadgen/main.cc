@@ -4,8 +4,10 @@
 // with epoll. A connection sends --pipeline commands (GET or SET by
 // --get-ratio, keys uniform or zipfian over --keys), waits for all their
 // replies, records the round trip as the latency of each of them, and sends
-// the next pipeline at once (closed loop). --preload SETs every key first.
-// Results (throughput, latency percentiles) are printed as one JSON object.
+// the next pipeline at once (closed loop). --preload SETs every key first;
+// --preload-only does only that, so a benchmark can fill a server once and
+// then measure several pipeline depths on it. Results (throughput, latency
+// percentiles, preload time) are printed as one JSON object.
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -47,6 +49,7 @@ struct Options {
   double get_ratio = 0.9;
   size_t value_size = 8;
   bool preload = false;
+  bool preload_only = false;
   std::string label;
 };
 
@@ -217,6 +220,7 @@ int main(int argc, char** argv) {
   app.add_option("--get-ratio", o.get_ratio, "fraction of GETs (rest SETs)");
   app.add_option("--value-size", o.value_size, "SET value bytes");
   app.add_flag("--preload", o.preload, "SET every key before measuring");
+  app.add_flag("--preload-only", o.preload_only, "SET every key, print the time it took, exit");
   app.add_option("--label", o.label, "free text copied into the JSON");
   CLI11_PARSE(app, argc, argv);
   if (o.threads > o.connections) o.threads = o.connections;
@@ -225,7 +229,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  if (o.preload) {
+  double preload_s = 0;
+  if (o.preload || o.preload_only) {
+    uint64_t p0 = NowNs();
     std::vector<std::thread> ts;
     std::atomic<bool> ok{true};
     uint64_t per = (o.keys + static_cast<uint64_t>(o.threads) - 1) / static_cast<uint64_t>(o.threads);
@@ -240,6 +246,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "kvcg-loadgen: preload failed\n");
       return 1;
     }
+    preload_s = static_cast<double>(NowNs() - p0) / 1e9;
+  }
+  if (o.preload_only) {
+    std::printf("{\"tool\": \"kvcg-loadgen\", \"label\": \"%s\", \"keys\": %llu, \"value_size\": %zu, "
+                "\"connections\": %d, \"preload_s\": %.3f, \"keys_per_sec\": %.1f}\n",
+                o.label.c_str(), static_cast<unsigned long long>(o.keys), o.value_size, o.threads, preload_s,
+                static_cast<double>(o.keys) / preload_s);
+    return 0;
   }
 
   std::atomic<int> phase{0};
