@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -120,6 +121,18 @@ void KernelRig::Init() {
   KVCG_CK(cudaMalloc(&hdrs, (kKernelBatches + kKernelReps) * kHdrWords * 4));
 }
 
+double KernelRig::SecondsPerLaunch(const std::function<void()>& launch) {
+  launch();  // warm-up
+  KVCG_CK(cudaStreamSynchronize(s));
+  KVCG_CK(cudaEventRecord(e0, s));
+  for (int r = 0; r < 5; ++r) launch();
+  KVCG_CK(cudaEventRecord(e1, s));
+  KVCG_CK(cudaEventSynchronize(e1));
+  float ms;
+  KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
+  return ms / 1e3 / 5;
+}
+
 void KernelRig::Destroy() {
   KVCG_CK(cudaFree(hdrs));
   KVCG_CK(cudaEventDestroy(e0));
@@ -135,17 +148,7 @@ KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig)
   const uint64_t threads = 132ull * 2048 * 4;
   const int per = 64;
   cudaStream_t s = rig.s;
-  auto time_it = [&](auto&& launch) {
-    launch();
-    KVCG_CK(cudaStreamSynchronize(s));
-    KVCG_CK(cudaEventRecord(rig.e0, s));
-    for (int r = 0; r < 5; ++r) launch();
-    KVCG_CK(cudaEventRecord(rig.e1, s));
-    KVCG_CK(cudaEventSynchronize(rig.e1));
-    float ms;
-    KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
-    return ms / 1e3 / 5;
-  };
+  auto time_it = [&](const std::function<void()>& launch) { return rig.SecondsPerLaunch(launch); };
   KernelBounds b;
   const double read8_s =
       time_it([&] { KVCG_CK(LaunchRandomRead8(base, words, threads, per, 7, sink, s)); });

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -67,6 +68,9 @@ struct KernelRig {
   uint32_t* hdrs = nullptr;
   void Init();
   void Destroy();
+  // Mean seconds of `launch` (enqueued on s) over 5 timed runs after one
+  // warm-up.
+  double SecondsPerLaunch(const std::function<void()>& launch);
 };
 
 // Random-read bounds measured on a table's own memory (`bytes` from
