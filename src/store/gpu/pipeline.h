@@ -288,7 +288,7 @@ class Pipeline {
   uint64_t EvictDown(uint64_t need);
   bool EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candidates);
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
-  // Buckets [begin, end) (clamped to the table) into a new image.
+  // General: buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
   // Fixed8: the window table's entries of windows [begin, end), and one
   // Scan step (the live table, or the copy kept from before a rebuild;

@@ -219,22 +219,18 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
   SnapshotTotals counted{};
   char* image = nullptr;
   const Status s = CountAndDump(
-      [&](SnapshotTotals* t, cudaStream_t st) {
-        return SnapshotCount(general_, table, range, now, t, st);
-      },
+      [&](SnapshotTotals* t, cudaStream_t st) { return SnapshotCount(table, range, now, t, st); },
       [&](char* img, uint64_t bytes, SnapshotTotals* t, cudaStream_t st) {
-        return SnapshotDump(general_, table, range, now, img, bytes, t, st);
+        return SnapshotDump(table, range, now, img, bytes, t, st);
       },
       &counted, &image);
   if (!s.ok()) return s;
   const uint64_t bytes = counted.bytes;
-  // The blobs the image points at (general layout) live as long as the
-  // reader holds this epoch. Begin(0) takes no memory: it cannot fail.
+  // The blobs the image points at live as long as the reader holds this
+  // epoch. Begin(0) takes no memory: it cannot fail.
   std::unique_ptr<ResultEpochs::Lease> hold;
-  if (general_ && counted.entries != 0) {
-    hold = std::make_unique<ResultEpochs::Lease>(epochs_.Begin(0));
-  }
-  *out = std::make_unique<GpuSnapshotReader>(general_, image, bytes, counted.entries,
+  if (counted.entries != 0) hold = std::make_unique<ResultEpochs::Lease>(epochs_.Begin(0));
+  *out = std::make_unique<GpuSnapshotReader>(true, image, bytes, counted.entries,
                                              std::move(hold));
   return Status::Ok();
 }
