@@ -365,7 +365,7 @@ Status GpuStore::FillAccessBytes(uint8_t value) {
     // The window table allocates its access bytes with the first policy
     // that keeps them (window_table.h).
     std::lock_guard<std::mutex> lock(control_mu_);
-    err = window_->SetAccess(kAccessLru, 0);
+    err = window_->EnsureAccessBytes();
     if (err == cudaSuccess) {
       err = cudaMemsetAsync(window_->view().access, value,
                             window_->windows() * kWindowSlots + 2, control_);
