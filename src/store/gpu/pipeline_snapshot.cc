@@ -140,20 +140,21 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
   if (m->cursor != 0 && cursor_gen != gen) {
     // Begun before a rebuild: the rest of the iteration reads the copy of
     // the table kept from then (window_space.h), if it still is.
-    uint64_t windows = 0;
-    std::vector<uint64_t> entries;
-    if (space.ScanImage(cursor_gen, begin, begin, &entries, &windows)) {
+    if (const uint64_t windows = space.ScanImageWindows(cursor_gen); windows != 0) {
       const uint64_t end = begin + WindowScanRun(windows, begin, m->count, m->keys);
-      entries.clear();
-      space.ScanImage(cursor_gen, begin, end, &entries, &windows);
-      m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
-      char* image = nullptr;
-      const uint64_t bytes = entries.size() * 8;
-      Status s = AllocateImage(bytes, entries.size() / 2, &image);
-      if (!s.ok()) return s;
-      if (bytes != 0) std::memcpy(image, entries.data(), bytes);
-      *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2, nullptr);
-      return Status::Ok();
+      std::vector<uint64_t> entries;
+      // (False only if the copy expired since ScanImageWindows: start over.)
+      if (space.ScanImage(cursor_gen, begin, end, &entries)) {
+        m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
+        char* image = nullptr;
+        const uint64_t bytes = entries.size() * 8;
+        Status s = AllocateImage(bytes, entries.size() / 2, &image);
+        if (!s.ok()) return s;
+        if (bytes != 0) std::memcpy(image, entries.data(), bytes);
+        *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2,
+                                                   nullptr);
+        return Status::Ok();
+      }
     }
     begin = 0;  // no copy kept: start over (duplicates, nothing missed)
   }
