@@ -237,11 +237,13 @@ Status GpuStore::KeyAccess(std::string_view key, KeyAccessInfo* info) const {
       err = cudaMemcpyAsync(access_scratch_ + 1, words.data(), words.size() * 8, cudaMemcpyHostToDevice, control_);
     }
     if (err == cudaSuccess) {
-      // The window table's view under control_mu_: a rebuild holds it.
+      // The window table's own view, under control_mu_ (a rebuild holds
+      // it): not window_view(), whose access mode and generation the
+      // pipeline thread writes meanwhile (the lookup reads neither).
       err = general()
                 ? LookupAccessByte(table_, hash, access_scratch_ + 1, uint32_t(key.size()), now,
                                    reinterpret_cast<unsigned long long*>(access_scratch_), control_)
-                : WindowLookupAccessByte(window_view(), hash, words[0],
+                : WindowLookupAccessByte(window_->view(), hash, words[0],
                                          reinterpret_cast<unsigned long long*>(access_scratch_),
                                          control_);
     }

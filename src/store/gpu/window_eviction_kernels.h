@@ -48,9 +48,9 @@ cudaError_t WindowEvictChosen(const WindowTableView& table, const EvictParams& p
 
 // OBJECT FREQ (Store::KeyAccess): *out (device) := 0 when `key` is absent,
 // else 1 << 32 | its access byte (0 in a table that keeps none), without
-// touching it. `hash`: the key's
-// hash, as its ops carry it (the probe starts from it; the sentinel keys
-// are looked up in the side table).
+// touching it; the view's access_mode and generation are not read. `hash`:
+// the key's hash, as its ops carry it (the probe starts from it; the
+// sentinel keys are looked up in the side table).
 cudaError_t WindowLookupAccessByte(const WindowTableView& table, uint64_t hash, uint64_t key,
                                    unsigned long long* out, cudaStream_t stream);
 
