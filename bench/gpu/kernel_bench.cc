@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -120,6 +121,18 @@ void KernelRig::Init() {
   KVCG_CK(cudaMalloc(&hdrs, (kKernelBatches + kKernelReps) * kHdrWords * 4));
 }
 
+double KernelRig::SecondsPerLaunch(const std::function<void()>& launch) {
+  launch();  // warm-up
+  KVCG_CK(cudaStreamSynchronize(s));
+  KVCG_CK(cudaEventRecord(e0, s));
+  for (int r = 0; r < 5; ++r) launch();
+  KVCG_CK(cudaEventRecord(e1, s));
+  KVCG_CK(cudaEventSynchronize(e1));
+  float ms;
+  KVCG_CK(cudaEventElapsedTime(&ms, e0, e1));
+  return ms / 1e3 / 5;
+}
+
 void KernelRig::Destroy() {
   KVCG_CK(cudaFree(hdrs));
   KVCG_CK(cudaEventDestroy(e0));
@@ -135,17 +148,7 @@ KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig)
   const uint64_t threads = 132ull * 2048 * 4;
   const int per = 64;
   cudaStream_t s = rig.s;
-  auto time_it = [&](auto&& launch) {
-    launch();
-    KVCG_CK(cudaStreamSynchronize(s));
-    KVCG_CK(cudaEventRecord(rig.e0, s));
-    for (int r = 0; r < 5; ++r) launch();
-    KVCG_CK(cudaEventRecord(rig.e1, s));
-    KVCG_CK(cudaEventSynchronize(rig.e1));
-    float ms;
-    KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
-    return ms / 1e3 / 5;
-  };
+  auto time_it = [&](const std::function<void()>& launch) { return rig.SecondsPerLaunch(launch); };
   KernelBounds b;
   const double read8_s =
       time_it([&] { KVCG_CK(LaunchRandomRead8(base, words, threads, per, 7, sink, s)); });
@@ -158,7 +161,7 @@ KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig)
   return b;
 }
 
-void RunVariants(bool general, const g::TableView& table, KernelRig& rig,
+void RunVariants(const g::TableView& table, KernelRig& rig,
                  const std::vector<DeviceArb>& arbs, uint32_t batch, const Mix& mix,
                  const std::vector<std::pair<int, int>>& variants, double slab_gps,
                  double bytes_per_op, int64_t get_len, bool* first_row) {
@@ -168,20 +171,20 @@ void RunVariants(bool general, const g::TableView& table, KernelRig& rig,
   KVCG_CK(cudaDeviceGetAttribute(&max_threads_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
   const int default_blocks = g::LSlabMinBlocks(), default_tile = g::LSlabTile();
   const int nb = int(arbs.size());
-  const char* layout = general ? "general" : "fixed8";
+  const char* layout = "general";
   cudaStream_t s = rig.s;
   for (const auto& [variant, tile] : variants) {
     g::SetLSlabVariant(variant, tile);
     // Fresh headers: cursor 0, allowance 0 (existing keys only: no slab).
     KVCG_CK(cudaMemsetAsync(rig.hdrs, 0, (kKernelBatches + kKernelReps) * kHdrWords * 4, s));
     for (int b = 0; b < nb; ++b) {
-      KVCG_CK(g::LaunchLSlab(general, table, arbs[b].View(batch, rig.hdrs + b * kHdrWords), 0, s));
+      KVCG_CK(g::LaunchLSlab(table, arbs[b].View(batch, rig.hdrs + b * kHdrWords), 0, s));
     }
     KVCG_CK(cudaStreamSynchronize(s));
     KVCG_CK(cudaEventRecord(rig.e0, s));
     for (int r = 0; r < kKernelReps; ++r) {
       uint32_t* hdr = rig.hdrs + (kKernelBatches + r) * kHdrWords;
-      KVCG_CK(g::LaunchLSlab(general, table, arbs[r % nb].View(batch, hdr), 0, s));
+      KVCG_CK(g::LaunchLSlab(table, arbs[r % nb].View(batch, hdr), 0, s));
     }
     KVCG_CK(cudaEventRecord(rig.e1, s));
     KVCG_CK(cudaEventSynchronize(rig.e1));
@@ -196,7 +199,7 @@ void RunVariants(bool general, const g::TableView& table, KernelRig& rig,
     // Theoretical occupancy of the variant (resident threads / the SMs'
     // maximum) and the bytes a probe moves, against the slab-read bound.
     int resident = 0;
-    KVCG_CK(g::LSlabResidentBlocks(general, &resident));
+    KVCG_CK(g::LSlabResidentBlocks(&resident));
     const double occupancy =
         double(resident) * g::kLSlabBlockThreads / (double(sms) * max_threads_sm);
     std::fprintf(stderr,

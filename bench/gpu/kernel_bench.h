@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -67,6 +68,9 @@ struct KernelRig {
   uint32_t* hdrs = nullptr;
   void Init();
   void Destroy();
+  // Mean seconds of `launch` (enqueued on s) over 5 timed runs after one
+  // warm-up.
+  double SecondsPerLaunch(const std::function<void()>& launch);
 };
 
 // Random-read bounds measured on a table's own memory (`bytes` from
@@ -77,13 +81,14 @@ struct KernelBounds {
 };
 KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig);
 
-// One mix under each kernel variant ({min_blocks, tile} pairs): per variant,
-// a warm-up launch of every batch, then kKernelReps timed launches; every
-// op must answer found (GET; general: with a get_len-byte value) or "found,
-// stored" (PUT). Prints a progress line on stderr and one JSON row per
-// variant on stdout (preceded by ",\n" unless *first_row); bytes_per_op
-// turns G ops/s into the dram_gbps_est column. Restores the default variant.
-void RunVariants(bool general, const store::gpu::TableView& table, KernelRig& rig,
+// One mix of general-layout batches on the L-Slab table under each kernel
+// variant ({min_blocks, tile} pairs): per variant, a warm-up launch of every
+// batch, then kKernelReps timed launches; every op must answer found (GET,
+// with a get_len-byte value) or "found, stored" (PUT). Prints a progress
+// line on stderr and one JSON row per variant on stdout (preceded by ",\n"
+// unless *first_row); bytes_per_op turns G ops/s into the dram_gbps_est
+// column. Restores the default variant.
+void RunVariants(const store::gpu::TableView& table, KernelRig& rig,
                  const std::vector<DeviceArb>& arbs, uint32_t batch, const Mix& mix,
                  const std::vector<std::pair<int, int>>& variants, double slab_gps,
                  double bytes_per_op, int64_t get_len, bool* first_row);

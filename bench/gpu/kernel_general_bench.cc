@@ -173,7 +173,7 @@ int RunKernelGeneral(const Args& args) {
       BuildBatch(arbs[b], batch, uint64_t(b) * batch, log2, mix, 100 + b, hash_fn, blobs,
                  uint64_t(b) * batch);
     }
-    RunVariants(true, table, rig, arbs, batch, mix, kVariants, bounds.slab256_gps, kBytesPerOp,
+    RunVariants(table, rig, arbs, batch, mix, kVariants, bounds.slab256_gps, kBytesPerOp,
                 kValueBytes, &first_row);
   }
   std::printf("\n  ]\n}\n");

@@ -63,18 +63,9 @@ WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, Kernel
   const uint64_t tiles = 132ull * 2048 / 4 * 4;
   const int per = 64;
   const g::WindowTableView& v = w.table->view();
-  auto launch = [&] {
-    KVCG_CK(LaunchRandomWindow64(v.slots, v.windows, tiles, per, 11, sink, s));
-  };
-  launch();
-  KVCG_CK(cudaStreamSynchronize(s));
-  KVCG_CK(cudaEventRecord(rig.e0, s));
-  for (int r = 0; r < 5; ++r) launch();
-  KVCG_CK(cudaEventRecord(rig.e1, s));
-  KVCG_CK(cudaEventSynchronize(rig.e1));
-  float ms;
-  KVCG_CK(cudaEventElapsedTime(&ms, rig.e0, rig.e1));
-  w.window64_gps = double(tiles) * per / (ms / 1e3 / 5) / 1e9;
+  const double secs = rig.SecondsPerLaunch(
+      [&] { KVCG_CK(LaunchRandomWindow64(v.slots, v.windows, tiles, per, 11, sink, s)); });
+  w.window64_gps = double(tiles) * per / secs / 1e9;
   // Probe lengths: windows a hit reads on average, and at most.
   unsigned long long disp[3];
   KVCG_CK(MeasureWindowDisplacement(v.slots, v.windows, reinterpret_cast<unsigned long long*>(sink), s));

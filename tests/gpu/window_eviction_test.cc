@@ -35,12 +35,13 @@ using namespace window_test;
 constexpr uint8_t kNew = kResNotFound | kResStored;  // a PUT's result for a new key
 uint64_t ValueOf(uint64_t key) { return key * 3 + 7; }
 
-// Device results of the kernels under test, and the calls around them. The
-// result buffers are filled with garbage first, so a kernel that fails to
-// zero or to write them shows.
+// Device results of the kernels under test, and the calls around them, on
+// a table's view with the rig's access mode and LRU generation. The result
+// buffers are filled with garbage first, so a kernel that fails to zero or
+// to write them shows.
 class Passes {
  public:
-  explicit Passes(cudaStream_t s) : s_(s) {
+  explicit Passes(const Rig& rig) : rig_(rig), s_(rig.stream()) {
     cudaMalloc(&hist_, sizeof(EvictHistogram));
     cudaMalloc(&totals_, sizeof(EvictTotals));
     cudaMalloc(&word_, 8);
@@ -52,11 +53,11 @@ class Passes {
   }
 
   EvictHistogram Histogram(const WindowTable& t, const EvictParams& p) {
-    return Result(hist_, [&] { return WindowEvictionHistogram(t.view(), p, hist_, s_); });
+    return Result(hist_, [&] { return WindowEvictionHistogram(rig_.ViewOf(t), p, hist_, s_); });
   }
   EvictTotals Evict(const WindowTable& t, const EvictParams& p) {
     const EvictTotals tot =
-        Result(totals_, [&] { return WindowEvictChosen(t.view(), p, totals_, s_); });
+        Result(totals_, [&] { return WindowEvictChosen(rig_.ViewOf(t), p, totals_, s_); });
     EXPECT_EQ(tot.expired, 0u);  // fixed8 keys never expire
     EXPECT_EQ(tot.listed, 0u);
     EXPECT_EQ(tot.more, 0u);
@@ -64,7 +65,8 @@ class Passes {
   }
   // WindowLookupAccessByte's answer for `key` with hash `hash`.
   unsigned long long Access(const WindowTable& t, uint64_t hash, uint64_t key) {
-    return Result(word_, [&] { return WindowLookupAccessByte(t.view(), hash, key, word_, s_); });
+    return Result(word_,
+                  [&] { return WindowLookupAccessByte(rig_.ViewOf(t), hash, key, word_, s_); });
   }
 
  private:
@@ -80,6 +82,7 @@ class Passes {
     return v;
   }
 
+  const Rig& rig_;
   cudaStream_t s_;
   EvictHistogram* hist_ = nullptr;
   EvictTotals* totals_ = nullptr;
@@ -121,20 +124,20 @@ std::vector<uint64_t> Range(uint64_t from, uint64_t to, uint64_t step = 1) {
 // A window table with a rig for its batches and buffers for its passes.
 struct Fixture {
   Fixture(uint64_t windows, uint64_t entry_overhead, uint32_t batch_cap)
-      : t(windows, entry_overhead), rig(batch_cap), ps(rig.stream()) {}
+      : t(windows, entry_overhead), rig(batch_cap), ps(rig) {}
 
   // PUTs `keys`, all new, under access mode `mode` at LRU generation
   // `generation`; asserts each was stored.
   void PutNew(const std::vector<uint64_t>& keys, uint32_t mode, uint32_t generation,
               const std::function<uint64_t(uint64_t)>& hash = MixHash, int allowance = 1 << 20) {
-    t.SetAccess(mode, generation);
+    rig.SetAccess(mode, generation);
     for (const auto& o : rig.Run(t, Puts(keys), allowance, hash)) ASSERT_EQ(o.code, kNew);
   }
   // GETs `keys`, all present, under `mode` at `generation` (touching their
   // access bytes); asserts each was found.
   void Touch(const std::vector<uint64_t>& keys, uint32_t mode, uint32_t generation,
              const std::function<uint64_t(uint64_t)>& hash = MixHash) {
-    t.SetAccess(mode, generation);
+    rig.SetAccess(mode, generation);
     for (const auto& o : rig.Run(t, Gets(keys), 0, hash)) ASSERT_EQ(o.code, kResOk);
   }
   // GETs every key of `keys` without touching their access bytes (so that
@@ -142,10 +145,10 @@ struct Fixture {
   // with its value (ValueOf).
   uint64_t CountPresent(const std::vector<uint64_t>& keys,
                         const std::function<uint64_t(uint64_t)>& hash = MixHash) {
-    const WindowTableView v = t.view();
-    t.SetAccess(kAccessNone, v.generation);
+    const uint32_t mode = rig.access_mode();
+    rig.SetAccess(kAccessNone, rig.generation());
     const auto got = rig.Run(t, Gets(keys), 0, hash);
-    t.SetAccess(v.access_mode, v.generation);
+    rig.SetAccess(mode, rig.generation());
     uint64_t found = 0;
     for (size_t i = 0; i < keys.size(); ++i) {
       EXPECT_TRUE(got[i].code == kResOk || got[i].code == kResNotFound) << "key " << keys[i];
@@ -271,7 +274,7 @@ TEST(WindowEviction, LruAgesOfKeptKeysSaturate) {
   EXPECT_EQ(h.keys[255 - kMaxLruAge], 100u);
   EXPECT_EQ(h.keys[255], 100u);
   // The 8-bit generation wraps: at 4, the kept keys are 10 and 202 old.
-  f.t.SetAccess(kAccessLru, 4);
+  f.rig.SetAccess(kAccessLru, 4);
   h = f.ps.Histogram(f.t, p);
   EXPECT_EQ(h.keys[255 - 10], 100u);
   EXPECT_EQ(h.keys[255 - 202], 100u);

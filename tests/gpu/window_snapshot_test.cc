@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -278,57 +279,62 @@ void ExpectSnapshotsMatch(const WindowTable& t, cudaStream_t s, const Entries& m
   }
 }
 
-TEST(WindowSnapshot, WholeTableAndRangesMatchTheModel) {
-  SKIP_WITHOUT_GPU();
-  // 5,000 keys in 2,053 windows (8,212 slots): full warps' runs and tombstones.
-  WindowTable t(2048, 0);
-  CK(t.error());
-  Rig rig(5002);
+// Each test's window table, a rig for its batches and the model of what the
+// table holds (Open or OpenFilled make them; without a GPU SetUp skips).
+class WindowSnapshot : public ::testing::Test {
+ protected:
+  void SetUp() override { SKIP_WITHOUT_GPU(); }
+
+  // A table of `windows` windows (the next prime; no entry overhead) and a
+  // rig for batches of up to `ops` ops.
+  void Open(uint64_t windows, uint32_t ops) {
+    table = std::make_unique<WindowTable>(windows, 0);
+    CK(table->error());
+    rig = std::make_unique<Rig>(ops);
+  }
+  // Open, then Fill with `keys` keys (and the two sentinel keys): `model`
+  // holds the table's contents.
+  void OpenFilled(uint64_t windows, uint32_t keys, const Hash& hash = MixHash) {
+    ASSERT_NO_FATAL_FAILURE(Open(windows, keys + 2));
+    ASSERT_NO_FATAL_FAILURE(Fill(*rig, *table, keys, hash, &model));
+  }
+
+  std::unique_ptr<WindowTable> table;
+  std::unique_ptr<Rig> rig;
   Entries model;
-  ASSERT_NO_FATAL_FAILURE(Fill(rig, t, 5000, MixHash, &model));
-  ExpectSnapshotsMatch(t, rig.stream(), model);
+};
+
+TEST_F(WindowSnapshot, WholeTableAndRangesMatchTheModel) {
+  // 5,000 keys in 2,053 windows (8,212 slots): full warps' runs and tombstones.
+  ASSERT_NO_FATAL_FAILURE(OpenFilled(2048, 5000));
+  ExpectSnapshotsMatch(*table, rig->stream(), model);
 }
 
-TEST(WindowSnapshot, ForcedCollisionsStillDumpEverything) {
-  SKIP_WITHOUT_GPU();
+TEST_F(WindowSnapshot, ForcedCollisionsStillDumpEverything) {
   // Every key has one home window and one step: a single probe chain over
   // the whole table (131 windows, 400 keys), tombstones all along it.
-  WindowTable t(128, 0);
-  CK(t.error());
-  Rig rig(402);
-  Entries model;
-  ASSERT_NO_FATAL_FAILURE(Fill(rig, t, 400, [](uint64_t) { return 42ull; }, &model));
+  ASSERT_NO_FATAL_FAILURE(OpenFilled(128, 400, [](uint64_t) { return 42ull; }));
   TableCopy c;
-  ASSERT_NO_FATAL_FAILURE(Copy(t, &c));
+  ASSERT_NO_FATAL_FAILURE(Copy(*table, &c));
   EXPECT_GT(c.tombstones, 0u);
-  ExpectSnapshotsMatch(t, rig.stream(), model);
+  ExpectSnapshotsMatch(*table, rig->stream(), model);
 }
 
-TEST(WindowSnapshot, ManyWindowsEveryWarpStrides) {
-  SKIP_WITHOUT_GPU();
+TEST_F(WindowSnapshot, ManyWindowsEveryWarpStrides) {
   // 1.2 M slots: 37,500 warps' worth of runs, several times the grid (8
   // blocks of 8 warps per SM), so each warp takes several strides.
-  WindowTable t(300000, 0);
-  CK(t.error());
-  Rig rig(150002);
-  Entries model;
-  ASSERT_NO_FATAL_FAILURE(Fill(rig, t, 150000, MixHash, &model));
-  ExpectSnapshotsMatch(t, rig.stream(), model);
+  ASSERT_NO_FATAL_FAILURE(OpenFilled(300000, 150000));
+  ExpectSnapshotsMatch(*table, rig->stream(), model);
 }
 
-TEST(WindowSnapshot, SmallImageOverflowsAndWritesNothingPastIt) {
-  SKIP_WITHOUT_GPU();
-  WindowTable t(2048, 0);
-  CK(t.error());
-  Rig rig(5002);
-  Entries model;
-  ASSERT_NO_FATAL_FAILURE(Fill(rig, t, 5000, MixHash, &model));
+TEST_F(WindowSnapshot, SmallImageOverflowsAndWritesNothingPastIt) {
+  ASSERT_NO_FATAL_FAILURE(OpenFilled(2048, 5000));
   const uint64_t need = kEntryBytes * model.size();
   // About half the image (not a whole number of entries), then 8 bytes:
   // less than one entry.
   for (const uint64_t bytes : {need / 2 / kEntryBytes * kEntryBytes + 8, uint64_t(8)}) {
     Pass p;
-    ASSERT_NO_FATAL_FAILURE(RunPass(t, {0, t.windows()}, rig.stream(), bytes, &p));
+    ASSERT_NO_FATAL_FAILURE(RunPass(*table, {0, table->windows()}, rig->stream(), bytes, &p));
     EXPECT_EQ(p.counted.bytes, need);
     EXPECT_NE(p.dumped.overflow, 0u) << bytes << " bytes";
     // Every entry was met and handed its place, fitting or not.
@@ -349,28 +355,28 @@ TEST(WindowSnapshot, SmallImageOverflowsAndWritesNothingPastIt) {
   }
 }
 
-TEST(WindowSnapshot, EmptyTableCountsZero) {
-  SKIP_WITHOUT_GPU();
-  WindowTable t(1000, 0);
-  CK(t.error());
-  Rig rig(8);
+TEST_F(WindowSnapshot, EmptyTableCountsZero) {
+  ASSERT_NO_FATAL_FAILURE(Open(1000, 8));
+  const WindowRange all{0, table->windows()};
+  const cudaStream_t s = rig->stream();
   Entries got;
-  ASSERT_NO_FATAL_FAILURE(ExpectExactPass(t, {0, t.windows()}, rig.stream(), Entries{}, &got));
+  ASSERT_NO_FATAL_FAILURE(ExpectExactPass(*table, all, s, Entries{}, &got));
   // Deleted keys (a tombstone) and deleted sentinel keys are not entries.
-  Entries model;
   ASSERT_NO_FATAL_FAILURE(RunAndApply(
-      rig, t, {{kOpPut, 5, 50}, {kOpPut, kEmptyKey, 1}, {kOpPut, kTombKey, 2}}, MixHash, &model));
-  ASSERT_NO_FATAL_FAILURE(ExpectExactPass(t, {0, t.windows()}, rig.stream(), model, &got));
+      *rig, *table, {{kOpPut, 5, 50}, {kOpPut, kEmptyKey, 1}, {kOpPut, kTombKey, 2}}, MixHash,
+      &model));
+  ASSERT_NO_FATAL_FAILURE(ExpectExactPass(*table, all, s, model, &got));
   ASSERT_NO_FATAL_FAILURE(RunAndApply(
-      rig, t, {{kOpDelete, 5}, {kOpDelete, kEmptyKey}, {kOpDelete, kTombKey}}, MixHash, &model));
+      *rig, *table, {{kOpDelete, 5}, {kOpDelete, kEmptyKey}, {kOpDelete, kTombKey}}, MixHash,
+      &model));
   ASSERT_TRUE(model.empty());
   TableCopy c;
-  ASSERT_NO_FATAL_FAILURE(Copy(t, &c));
+  ASSERT_NO_FATAL_FAILURE(Copy(*table, &c));
   EXPECT_EQ(c.tombstones, 1u);
-  ASSERT_NO_FATAL_FAILURE(ExpectExactPass(t, {0, t.windows()}, rig.stream(), Entries{}, &got));
+  ASSERT_NO_FATAL_FAILURE(ExpectExactPass(*table, all, s, Entries{}, &got));
   // An image with room to spare gets nothing either.
   Pass p;
-  ASSERT_NO_FATAL_FAILURE(RunPass(t, {0, t.windows()}, rig.stream(), 256, &p));
+  ASSERT_NO_FATAL_FAILURE(RunPass(*table, all, s, 256, &p));
   EXPECT_EQ(p.dumped.cursor, 0u);
   EXPECT_EQ(p.dumped.dumped, 0u);
   EXPECT_EQ(p.dumped.overflow, 0u);

@@ -322,10 +322,15 @@ TEST(WindowTable, AccessBytesComeWithThePolicyThatKeepsThem) {
   CK(t.error());
   EXPECT_EQ(t.view().access, nullptr);
   EXPECT_EQ(t.device_bytes(), WindowTable::DeviceBytes(67, false));
-  CK(t.SetAccess(kAccessLfu, 0));
+  CK(t.EnsureAccessBytes());
   ASSERT_NE(t.view().access, nullptr);
   EXPECT_EQ(t.device_bytes(), WindowTable::DeviceBytes(67, true));
+  const uint8_t* const access = t.view().access;
+  CK(t.EnsureAccessBytes());  // a second call keeps them
+  EXPECT_EQ(t.view().access, access);
+  EXPECT_EQ(t.device_bytes(), WindowTable::DeviceBytes(67, true));
   Rig rig(200);
+  rig.SetAccess(kAccessLfu, 0);
   std::vector<HostOp> puts;
   for (uint64_t k = 0; k < 150; ++k) puts.push_back({kOpPut, k, k});
   for (const auto& o : rig.Run(t, puts, 1 << 20, MixHash)) ASSERT_EQ(o.code, kResNotFound | kResStored);

@@ -1,7 +1,9 @@
 // Test support for the window table (store/gpu/window_types.h): a host op,
 // a 64-bit mixing hash, and Rig — device columns for batches and one
 // LaunchWindowOps around them, numbering same-key ops into groups as the
-// pipeline does. Header-only; GPU tests only.
+// pipeline does, on the table's view with the access mode and LRU
+// generation the Rig was given (a WindowTable keeps neither; a store sets
+// them as this does). Header-only; GPU tests only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -57,6 +59,22 @@ class Rig {
       cudaFree(p);
     }
     cudaStreamDestroy(s_);
+  }
+
+  // The access mode and LRU generation of later launches (and of ViewOf);
+  // kAccessNone and 0 until set.
+  void SetAccess(uint32_t mode, uint32_t generation) {
+    access_mode_ = mode;
+    generation_ = generation;
+  }
+  uint32_t access_mode() const { return access_mode_; }
+  uint32_t generation() const { return generation_; }
+  // `t`'s view with them.
+  WindowTableView ViewOf(const WindowTable& t) const {
+    WindowTableView v = t.view();
+    v.access_mode = access_mode_;
+    v.generation = generation_;
+    return v;
   }
 
   // Runs `ops` as one batch. allowance: EMPTY slots it may claim (*left: what
@@ -118,7 +136,7 @@ class Rig {
       a.res_code = res_code_;
       a.res_value = res_value_;
     }
-    EXPECT_EQ(LaunchWindowOps(t.view(), a, 0, s_), cudaSuccess);
+    EXPECT_EQ(LaunchWindowOps(ViewOf(t), a, 0, s_), cudaSuccess);
     EXPECT_EQ(cudaStreamSynchronize(s_), cudaSuccess);
     std::vector<uint8_t> codes(n);
     std::vector<uint64_t> values(n);
@@ -137,6 +155,7 @@ class Rig {
 
  private:
   uint32_t cap_;
+  uint32_t access_mode_ = kAccessNone, generation_ = 0;
   cudaStream_t s_ = nullptr;
   uint64_t *hash_ = nullptr, *key_ = nullptr, *ctl_ = nullptr, *value_ = nullptr,
            *expected_ = nullptr, *res_value_ = nullptr, *out_values_ = nullptr;

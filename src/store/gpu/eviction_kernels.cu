@@ -21,26 +21,21 @@ constexpr uint32_t kWarpsPerBlock = kEvictWarpsPerBlock;
 // and what unlinking it needs.
 struct Rated : Rating {
   uint64_t charge = 0;
-  uint64_t exp = 0;   // expire-at (general, in a slab with the volatile hint; else 0)
-  uint64_t rec = 0;   // general: the key record
-  uint64_t lens = 0;  // general: key length | value length << 32
-  uint64_t word = 0;  // the slot's key word (fixed8 key, general hash)
+  uint64_t exp = 0;   // expire-at (in a slab with the volatile hint; else 0)
+  uint64_t rec = 0;   // the key record
+  uint64_t lens = 0;  // key length | value length << 32
+  uint64_t word = 0;  // the slot's key word (the key's hash)
 };
 
-template <bool kGeneral>
 __device__ Rated Rate(const TableView& t, const EvictParams& p, const uint64_t* slab,
                       uint64_t meta, uint64_t bucket, uint32_t idx, uint32_t lane) {
   Rated r;
   r.word = Ld(slab + lane);
-  if (kGeneral) {
-    r.rec = Ld(slab + 32 + lane);
-    const uint64_t* rec = reinterpret_cast<const uint64_t*>(r.rec);
-    r.lens = Ld(rec + 1);
-    if (meta & kVolatileBit) r.exp = Ld(rec + kRecordExpireWord);
-    r.charge = uint64_t(uint32_t(r.lens)) + (r.lens >> 32) + t.entry_overhead;
-  } else {
-    r.charge = 16 + t.entry_overhead;
-  }
+  r.rec = Ld(slab + 32 + lane);
+  const uint64_t* rec = reinterpret_cast<const uint64_t*>(r.rec);
+  r.lens = Ld(rec + 1);
+  if (meta & kVolatileBit) r.exp = Ld(rec + kRecordExpireWord);
+  r.charge = uint64_t(uint32_t(r.lens)) + (r.lens >> 32) + t.entry_overhead;
   uint8_t* access = UsesAccessBytes(p) ? AccessByte(t, bucket, idx, int(lane)) : nullptr;
   static_cast<Rating&>(r) = RateKey(p, t.generation, r.word, r.exp, access);
   return r;
@@ -61,7 +56,6 @@ __device__ void ForEachSlab(const TableView& t, uint64_t b, F&& f) {
   }
 }
 
-template <bool kGeneral>
 __global__ void __launch_bounds__(kBlockThreads)
     HistogramKernel(TableView t, EvictParams p, EvictHistogram* hist) {
   __shared__ unsigned long long keys[256], bytes[256];
@@ -74,7 +68,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (uint64_t b = warp; b < buckets; b += warps) {
     ForEachSlab(t, b, [&](uint64_t* slab, uint64_t meta, uint32_t idx) {
       if (lane >= kSlotsPerSlab || ((meta >> lane) & 1) == 0) return;
-      const Rated r = Rate<kGeneral>(t, p, slab, meta, b, idx, lane);
+      const Rated r = Rate(t, p, slab, meta, b, idx, lane);
       if (!r.candidate) return;
       atomicAdd(&keys[r.score], 1ull);
       atomicAdd(&bytes[r.score], (unsigned long long)r.charge);
@@ -89,7 +83,6 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-template <bool kGeneral>
 __global__ void __launch_bounds__(kBlockThreads)
     EvictKernel(TableView t, EvictParams p, Reclaimed* list, uint64_t capacity, EvictTotals* totals) {
   const uint32_t lane = threadIdx.x & 31;
@@ -102,10 +95,10 @@ __global__ void __launch_bounds__(kBlockThreads)
     ForEachSlab(t, b, [&](uint64_t* slab, uint64_t meta, uint32_t idx) {
       const bool mine = lane < kSlotsPerSlab && ((meta >> lane) & 1);
       Rated r;
-      if (mine) r = Rate<kGeneral>(t, p, slab, meta, b, idx, lane);
+      if (mine) r = Rate(t, p, slab, meta, b, idx, lane);
       const bool chosen = r.candidate && ChosenByCutoff(p, r.score, r.word);
       uint32_t gone = __ballot_sync(kFull, chosen);
-      if (kGeneral && gone != 0) {
+      if (gone != 0) {
         const uint32_t n = __popc(gone);
         uint64_t base = 0;
         if (lane == 0) base = ReserveList(&totals->listed, capacity, n);
@@ -130,7 +123,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         volatile_gone += __popc(__ballot_sync(kFull, unlinked && r.exp != 0));
       }
       uint64_t next_meta = meta & ~uint64_t(gone);
-      if (kGeneral && (meta & kVolatileBit) != 0 &&
+      if ((meta & kVolatileBit) != 0 &&
           __ballot_sync(kFull, mine && !unlinked && r.exp != 0) == 0) {
         next_meta &= ~kVolatileBit;  // nothing volatile left here
       }
@@ -162,13 +155,12 @@ __global__ void SampleMemBytesKernel(DeviceCounters* counters, unsigned long lon
 // One thread: the key's access byte under its bucket's read lock (so a
 // concurrent ARB's write is wholly before or after), without touching it.
 // *out = 0 when the key is absent or expired, else 1 << 32 | the byte.
-__global__ void KeyAccessKernel(TableView t, uint64_t hash, const uint64_t* key, uint32_t klen, uint32_t general,
+__global__ void KeyAccessKernel(TableView t, uint64_t hash, const uint64_t* key, uint32_t klen,
                                 uint64_t now, unsigned long long* out) {
   const uint64_t bucket = BucketOf(hash, t.bucket_bits);
   uint64_t* head = t.buckets + bucket * kSlabWords;
   uint64_t* lock = head + kLockWord;
   ReadLock(lock);
-  const uint64_t probe = general ? hash : key[0];
   const uint32_t words = (klen + 7) / 8;
   unsigned long long result = 0;
   uint64_t* slab = head;
@@ -177,17 +169,14 @@ __global__ void KeyAccessKernel(TableView t, uint64_t hash, const uint64_t* key,
   while (!done) {
     const uint64_t meta = Ld(slab + kMetaWord);
     for (uint32_t slot = 0; slot < kSlotsPerSlab && !done; ++slot) {
-      if (((meta >> slot) & 1) == 0 || Ld(slab + slot) != probe) continue;
-      if (general) {
-        const uint64_t* rec = reinterpret_cast<const uint64_t*>(Ld(slab + 32 + slot));
-        if (uint32_t(Ld(rec + 1)) != klen) continue;
-        bool same = true;
-        for (uint32_t w = 0; w < words && same; ++w) same = Ld(rec + kRecordKeyWord + w) == key[w];
-        if (!same) continue;
-        done = true;
-        if ((meta & kVolatileBit) && Expired(Ld(rec + kRecordExpireWord), now)) break;  // absent
-      }
+      if (((meta >> slot) & 1) == 0 || Ld(slab + slot) != hash) continue;
+      const uint64_t* rec = reinterpret_cast<const uint64_t*>(Ld(slab + 32 + slot));
+      if (uint32_t(Ld(rec + 1)) != klen) continue;
+      bool same = true;
+      for (uint32_t w = 0; w < words && same; ++w) same = Ld(rec + kRecordKeyWord + w) == key[w];
+      if (!same) continue;
       done = true;
+      if ((meta & kVolatileBit) && Expired(Ld(rec + kRecordExpireWord), now)) break;  // absent
       result = (1ull << 32) | *AccessByte(t, bucket, idx, int(slot));
     }
     const uint32_t next = uint32_t(meta >> 32);
@@ -213,11 +202,7 @@ cudaError_t EvictionHistogram(const TableView& table, const EvictParams& p, Evic
   cudaError_t err = Blocks(table, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(hist, 0, sizeof(EvictHistogram), stream);
   if (err != cudaSuccess) return err;
-  if (p.general) {
-    HistogramKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, p, hist);
-  } else {
-    HistogramKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, p, hist);
-  }
+  HistogramKernel<<<blocks, kBlockThreads, 0, stream>>>(table, p, hist);
   return cudaGetLastError();
 }
 
@@ -227,11 +212,7 @@ cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed*
   cudaError_t err = Blocks(table, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(EvictTotals), stream);
   if (err != cudaSuccess) return err;
-  if (p.general) {
-    EvictKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, p, list, capacity, totals);
-  } else {
-    EvictKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, p, list, capacity, totals);
-  }
+  EvictKernel<<<blocks, kBlockThreads, 0, stream>>>(table, p, list, capacity, totals);
   return cudaGetLastError();
 }
 
@@ -240,9 +221,9 @@ cudaError_t SampleMemBytes(const TableView& table, void* out, cudaStream_t strea
   return cudaGetLastError();
 }
 
-cudaError_t LookupAccessByte(const TableView& table, bool general, uint64_t hash, const uint64_t* key,
-                             uint32_t klen, uint64_t now, unsigned long long* out, cudaStream_t stream) {
-  KeyAccessKernel<<<1, 1, 0, stream>>>(table, hash, key, klen, general ? 1u : 0u, now, out);
+cudaError_t LookupAccessByte(const TableView& table, uint64_t hash, const uint64_t* key, uint32_t klen,
+                             uint64_t now, unsigned long long* out, cudaStream_t stream) {
+  KeyAccessKernel<<<1, 1, 0, stream>>>(table, hash, key, klen, now, out);
   return cudaGetLastError();
 }
 

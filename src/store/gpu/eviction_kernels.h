@@ -50,7 +50,6 @@ inline uint32_t AccessModeOf(uint64_t max_memory_bytes, EvictionPolicy p) {
 
 // What one pass ranks and keeps.
 struct EvictParams {
-  uint32_t general;        // the table's layout is Layout::kGeneral
   uint32_t score;          // EvictScore
   uint32_t volatile_only;  // volatile-* policies
   uint64_t now;            // the store's clock (expired keys, TTLs)
@@ -109,10 +108,10 @@ cudaError_t EvictChosen(const TableView& table, const EvictParams& p, Reclaimed*
 
 // OBJECT FREQ (Store::KeyAccess): *out (device) := 0 when the key is absent
 // or expired, else 1 << 32 | its access byte, read under the bucket's read
-// lock without touching it. `key` (device): fixed8 the key's word; general
-// the key's bytes zero-padded to whole words (as a key record holds them).
-cudaError_t LookupAccessByte(const TableView& table, bool general, uint64_t hash, const uint64_t* key,
-                             uint32_t klen, uint64_t now, unsigned long long* out, cudaStream_t stream);
+// lock without touching it. `key` (device): the key's bytes zero-padded to
+// whole words (as a key record holds them); klen: its length.
+cudaError_t LookupAccessByte(const TableView& table, uint64_t hash, const uint64_t* key, uint32_t klen,
+                             uint64_t now, unsigned long long* out, cudaStream_t stream);
 
 // Writes the table's charged bytes (DeviceCounters::mem_bytes) to `out`
 // (8 bytes of device memory) in stream order.

@@ -44,9 +44,9 @@ __device__ uint32_t TtlScore(uint64_t remaining) {
 }
 
 // Rates one live key. word: the key word the random score and the cutoff
-// share hash (fixed8: the key). exp: its expire-at (0 = none). access: its
-// access byte, read when UsesAccessBytes(p) (the caller may pass null
-// otherwise). generation: the table's current LRU generation.
+// share hash (the window table's: the key; L-Slab's: the key's hash). exp:
+// its expire-at (0 = none). access: its access byte, read when
+// UsesAccessBytes(p) (the caller may pass null otherwise). generation: the table's current LRU generation.
 __device__ Rating RateKey(const EvictParams& p, uint32_t generation, uint64_t word, uint64_t exp,
                           uint8_t* access) {
   Rating r;

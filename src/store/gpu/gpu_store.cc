@@ -23,6 +23,7 @@
 #include "store/gpu/gpu_snapshot.h"
 #include "store/gpu/pipeline.h"
 #include "store/gpu/window_eviction_kernels.h"
+#include "store/gpu/window_kernel.h"
 
 namespace kvcg::store {
 
@@ -44,14 +45,16 @@ bool GpuAvailable(const Config& config, std::string* why) {
   int prev = 0;
   cudaGetDevice(&prev);
   cudaSetDevice(config.gpu_device);
+  // The layout's table kernel: L-Slab (general) or the window table's (fixed8).
   int blocks = 0;
-  err = gpu::LSlabResidentBlocks(config.layout == Layout::kGeneral, &blocks);
+  const bool general = config.layout == Layout::kGeneral;
+  err = general ? gpu::LSlabResidentBlocks(&blocks) : gpu::WindowResidentBlocks(&blocks);
   cudaSetDevice(prev);
   if (err != cudaSuccess || blocks == 0) {
     cudaGetLastError();
     if (why) {
-      *why = std::string("the L-Slab kernel (sm_90) cannot run on this device: ") +
-             cudaGetErrorString(err);
+      *why = std::string(general ? "the L-Slab kernel" : "the window table's kernel") +
+             " (sm_90) cannot run on this device: " + cudaGetErrorString(err);
     }
     return false;
   }
@@ -234,12 +237,13 @@ Status GpuStore::KeyAccess(std::string_view key, KeyAccessInfo* info) const {
       err = cudaMemcpyAsync(access_scratch_ + 1, words.data(), words.size() * 8, cudaMemcpyHostToDevice, control_);
     }
     if (err == cudaSuccess) {
-      // The window table's view under control_mu_: a rebuild holds it.
+      // The window table's own view, under control_mu_ (a rebuild holds
+      // it): not window_view(), whose access mode and generation the
+      // pipeline thread writes meanwhile (the lookup reads neither).
       err = general()
-                ? LookupAccessByte(table_, true, hash, access_scratch_ + 1, uint32_t(key.size()),
-                                   now, reinterpret_cast<unsigned long long*>(access_scratch_),
-                                   control_)
-                : WindowLookupAccessByte(window_view(), hash, words[0],
+                ? LookupAccessByte(table_, hash, access_scratch_ + 1, uint32_t(key.size()), now,
+                                   reinterpret_cast<unsigned long long*>(access_scratch_), control_)
+                : WindowLookupAccessByte(window_->view(), hash, words[0],
                                          reinterpret_cast<unsigned long long*>(access_scratch_),
                                          control_);
     }
@@ -363,7 +367,7 @@ Status GpuStore::FillAccessBytes(uint8_t value) {
     // The window table allocates its access bytes with the first policy
     // that keeps them (window_table.h).
     std::lock_guard<std::mutex> lock(control_mu_);
-    err = window_->SetAccess(kAccessLru, 0);
+    err = window_->EnsureAccessBytes();
     if (err == cudaSuccess) {
       err = cudaMemsetAsync(window_->view().access, value,
                             window_->windows() * kWindowSlots + 2, control_);

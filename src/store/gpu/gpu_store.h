@@ -105,8 +105,9 @@ class GpuStore final : public Store {
   // General layout only.
   SlabPool& pool() { return *pool_; }
   // Fixed8 only: the window table (rebuilt by window_space(), with nothing in
-  // flight) and the view a launch takes, with the current access mode and
-  // LRU generation. The pipeline thread only.
+  // flight) and the view a launch takes: the table's, with the store's
+  // access mode and LRU generation (the table keeps neither). The pipeline
+  // thread only.
   WindowTable& window() { return *window_; }
   WindowSpace& window_space() { return *window_space_; }
   WindowTableView window_view() const {

@@ -9,12 +9,13 @@
 //      validates what it read against the bucket's sequence instead (a
 //      seqlock: ReadBegin / ReadValidate, retried when a writer intervened);
 //   3. every lane reads its key words of the slab (32 / tile of them); the
-//      meta word (word 31) is shuffled to all; ballots find the matches
-//      (general layout: hash matches, then an exact warp-wide compare of the
-//      key record's bytes against the batch's copy of the key);
+//      meta word (word 31) is shuffled to all; ballots find the hash
+//      matches, then an exact warp-wide compare of the key record's bytes
+//      against the batch's copy of the key;
 //   4. lane 0 performs the op and writes the result, then unlocks (a
 //      writer's unlock advances the bucket's sequence).
-// Expiry (general layout): a found key's expire-at is read only in a slab
+// The table holds the general layout (fixed8 lives in the window table,
+// window_kernel.cu). Expiry: a found key's expire-at is read only in a slab
 // with the volatile hint (lslab_types.h); an expired key is absent to the op
 // (lazy expiry) and a writer unlinks it first (the host frees its record
 // and blob: WriteOut). PUT/CAS store the op's expire-at (kKeepExpiry keeps
@@ -34,17 +35,14 @@ namespace {
 constexpr uint64_t kKeepExpiryAt = ~0ull;  // kvcg::kKeepExpiry
 
 // Leader only: the counters' share of an unlinked entry.
-template <bool kGeneral>
 __device__ void ReleaseEntry(const TableView& t, uint64_t rec_hdr, bool was_volatile) {
-  const uint64_t charge = kGeneral
-                              ? uint64_t(uint32_t(rec_hdr)) + (rec_hdr >> 32) + t.entry_overhead
-                              : 16 + t.entry_overhead;
+  const uint64_t charge = uint64_t(uint32_t(rec_hdr)) + (rec_hdr >> 32) + t.entry_overhead;
   ReleaseCounter(&t.counters->keys, 1);
   ReleaseCounter(&t.counters->mem_bytes, charge);
   if (was_volatile) ReleaseCounter(&t.counters->volatile_keys, 1);
 }
 
-// Leader only, general layout: key record `rec` in `slab` (meta word
+// Leader only: key record `rec` in `slab` (meta word
 // `meta`) now expires at `want` instead of `cur`; keeps the slab's volatile
 // hint and the volatile-key count.
 __device__ void SetExpire(const TableView& t, uint64_t* slab, uint64_t meta, uint64_t* rec,
@@ -56,7 +54,7 @@ __device__ void SetExpire(const TableView& t, uint64_t* slab, uint64_t meta, uin
   else if (want == 0) ReleaseCounter(&t.counters->volatile_keys, 1);
 }
 
-template <bool kGeneral, int kTile>
+template <int kTile>
 __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
                           bool skip, const Tile<kTile>& tile, uint8_t* code_out,
                           uint64_t* value_out, uint32_t* len_out, uint64_t* rec_out,
@@ -70,7 +68,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 
   uint8_t code = kResNotFound;
   uint64_t rv = 0, rr = 0;
-  uint64_t cur_exp = 0;  // the found key's expire-at (general; 0 = none)
+  uint64_t cur_exp = 0;  // the found key's expire-at (0 = none)
   uint32_t rlen = 0;
 
   const bool poisoned = GroupWait(a, group, need, tile);
@@ -103,7 +101,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     uint64_t last_meta;
     uint64_t* rec;
     uint64_t rec_hdr;
-    const uint64_t probe = kGeneral ? op.hash : op.key;
+    const uint64_t probe = op.hash;
     // Why a validated GET is linearizable: writers change a bucket only
     // while holding its write lock, and advance its sequence when they let
     // go (WriteLock / WriteUnlock). ReadBegin waits until no writer holds
@@ -118,7 +116,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     // across batches, kernel and stream order. Loads of a changing bucket
     // stay safe: a meta word is one 64-bit store (its next index is 0 or a
     // slab that exists: slabs are never freed while kernels run), and a
-    // general record pointer is one the host allocated (or 0, skipped),
+    // record pointer is one the host allocated (or 0, skipped),
     // whose memory stays mapped when it is freed and reused, in the same
     // size class, so a compare reads no further than the record's class.
     uint64_t seen = 0;
@@ -158,10 +156,6 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         while (cand != 0) {
           const int c = __ffs(cand) - 1;
           cand &= cand - 1;
-          if (!kGeneral) {
-            found = c;
-            break;
-          }
           // Lane 0's load, shuffled: lanes of a lock-free GET could see
           // different words while a writer changes the slab, and must not
           // part ways before the tile-wide compare.
@@ -176,10 +170,6 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           found_slab = slab;
           found_idx = idx;
           found_meta = meta;
-          // fixed8: each lane's own load (a shuffle here cost 7% of the
-          // kernel's rate, H100 2026-11-24); lanes that disagree take no
-          // different branch, and only the leader's value is answered.
-          if (!kGeneral) found_vw = Ld(slab + 32 + found);
           break;
         }
         if (free_slot < 0 && empty != 0) {
@@ -197,13 +187,13 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         slab = PoolSlab(t, next);
         idx = next;
       }
-      // The value before the op (general: the record's blob handle) and, in
-      // a slab with the volatile hint, the key's expire-at.
-      rec = kGeneral && found >= 0 ? reinterpret_cast<uint64_t*>(found_vw) : nullptr;
+      // The value before the op (the record's blob handle) and, in a slab
+      // with the volatile hint, the key's expire-at.
+      rec = found >= 0 ? reinterpret_cast<uint64_t*>(found_vw) : nullptr;
       rec_hdr = 0;
       cur_exp = 0;
       rv = 0;
-      if (kGeneral && rec != nullptr) {
+      if (rec != nullptr) {
         // Lane 0's loads for the whole tile (as above).
         if (tile.lane == 0) {
           rv = Ld(rec);
@@ -224,34 +214,30 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     DeviceCounters* ctr = t.counters;
     if (found >= 0) {
       code = kResOk;
-      if (kGeneral) {
-        rlen = uint32_t(rec_hdr >> 32);
-        if (Expired(cur_exp, a.now)) {
-          // Lazy expiry: the key is absent to this op. A writer unlinks it
-          // first (rr, rv, rlen tell the host what to free; the result is
-          // "not found" all the same) and may insert into its slot.
-          if (writer) {
-            found_meta &= ~(1ull << found);
-            if (leader) {
-              St(found_slab + kMetaWord, found_meta);
-              ReleaseEntry<kGeneral>(t, rec_hdr, true);
-              atomicAdd(&ctr->expired_keys, 1ull);
-            }
-            rr = found_vw;
-            free_slot = found;
-            free_slab = found_slab;
-            free_idx = found_idx;
-            free_meta = found_meta;
-          } else {
-            rv = 0;
-            rlen = 0;
+      rlen = uint32_t(rec_hdr >> 32);
+      if (Expired(cur_exp, a.now)) {
+        // Lazy expiry: the key is absent to this op. A writer unlinks it
+        // first (rr, rv, rlen tell the host what to free; the result is
+        // "not found" all the same) and may insert into its slot.
+        if (writer) {
+          found_meta &= ~(1ull << found);
+          if (leader) {
+            St(found_slab + kMetaWord, found_meta);
+            ReleaseEntry(t, rec_hdr, true);
+            atomicAdd(&ctr->expired_keys, 1ull);
           }
-          found = -1;
-          code = kResNotFound;
-          cur_exp = 0;
+          rr = found_vw;
+          free_slot = found;
+          free_slab = found_slab;
+          free_idx = found_idx;
+          free_meta = found_meta;
+        } else {
+          rv = 0;
+          rlen = 0;
         }
-      } else {
-        rv = found_vw;
+        found = -1;
+        code = kResNotFound;
+        cur_exp = 0;
       }
     }
 
@@ -264,7 +250,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         // DELETE unlinks; EXPIRE (flag) sets the expire-at when its
         // condition holds, and unlinks for a time already past.
         bool unlink = !flag;
-        if (kGeneral && flag) {
+        if (flag) {
           const uint64_t want = op.expire;
           if (want != kKeepExpiryAt && ConditionHolds(op.vlen, cur_exp, want)) {
             if (Expired(want, a.now)) {
@@ -277,9 +263,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         if (unlink) {
           if (leader) {
             St(found_slab + kMetaWord, found_meta & ~(1ull << found));
-            ReleaseEntry<kGeneral>(t, rec_hdr, cur_exp != 0);
+            ReleaseEntry(t, rec_hdr, cur_exp != 0);
           }
-          if (kGeneral) rr = found_vw;
+          rr = found_vw;
         }
       }
     } else if (type == kOpPut || type == kOpCas) {
@@ -289,8 +275,6 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           store = flag;  // expect_absent
         } else if (flag) {
           store = false;
-        } else if (!kGeneral) {
-          store = rv == op.expected;
         } else {
           const uint32_t elen = uint32_t(op.expected >> 32);
           store = elen == uint32_t(rec_hdr >> 32) &&
@@ -298,62 +282,54 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
                                     a.arena + uint32_t(op.expected) / 8, tile);
         }
       }
-      // The expire-at to store (general): kKeepExpiry keeps the key's.
-      const uint64_t want = !kGeneral ? 0 : op.expire == kKeepExpiryAt ? cur_exp : op.expire;
-      if (kGeneral && store && Expired(want, a.now)) {
+      // The expire-at to store: kKeepExpiry keeps the key's.
+      const uint64_t want = op.expire == kKeepExpiryAt ? cur_exp : op.expire;
+      if (store && Expired(want, a.now)) {
         // Stored and expired at once: a present key goes (the result is its
         // previous value, as a PUT's), an absent one is never inserted.
         store = false;
         if (found >= 0) {
           if (leader) {
             St(found_slab + kMetaWord, found_meta & ~(1ull << found));
-            ReleaseEntry<kGeneral>(t, rec_hdr, cur_exp != 0);
+            ReleaseEntry(t, rec_hdr, cur_exp != 0);
           }
           rr = found_vw;
         }
       }
       if (store && found >= 0) {
-        // Update in place; fixed8 sizes never change the charge.
-        if (kGeneral) {
-          const uint64_t old_len = rec_hdr >> 32;
-          int ok = 1;
-          if (leader) {
-            if (op.vlen > old_len) {
-              ok = ReserveCounter(&ctr->mem_bytes, ctr->max_mem, op.vlen - old_len);
-            } else if (op.vlen < old_len) {
-              ReleaseCounter(&ctr->mem_bytes, old_len - op.vlen);
-            }
-            if (ok) {
-              St(rec, op.value);
-              St(rec + 1, uint64_t(uint32_t(rec_hdr)) | (uint64_t(op.vlen) << 32));
-              SetExpire(t, found_slab, found_meta, rec, cur_exp, want);
-            }
+        // Update in place.
+        const uint64_t old_len = rec_hdr >> 32;
+        int ok = 1;
+        if (leader) {
+          if (op.vlen > old_len) {
+            ok = ReserveCounter(&ctr->mem_bytes, ctr->max_mem, op.vlen - old_len);
+          } else if (op.vlen < old_len) {
+            ReleaseCounter(&ctr->mem_bytes, old_len - op.vlen);
           }
-          ok = tile.Shfl(ok, 0);
           if (ok) {
-            code |= kResStored;
-            touch_slot = found;
-            touch_idx = found_idx;
-          } else {
-            code = kResCapacity;
-            rv = 0;
-            rlen = 0;
+            St(rec, op.value);
+            St(rec + 1, uint64_t(uint32_t(rec_hdr)) | (uint64_t(op.vlen) << 32));
+            SetExpire(t, found_slab, found_meta, rec, cur_exp, want);
           }
-        } else {
-          if (leader) St(found_slab + 32 + found, op.value);
+        }
+        ok = tile.Shfl(ok, 0);
+        if (ok) {
           code |= kResStored;
           touch_slot = found;
           touch_idx = found_idx;
+        } else {
+          code = kResCapacity;
+          rv = 0;
+          rlen = 0;
         }
       } else if (store) {
         // Insert a new key.
-        const uint32_t klen = kGeneral ? uint32_t(op.key >> 32) : 8;
-        const uint64_t charge =
-            kGeneral ? uint64_t(klen) + op.vlen + t.entry_overhead : 16 + t.entry_overhead;
+        const uint32_t klen = uint32_t(op.key >> 32);
+        const uint64_t charge = uint64_t(klen) + op.vlen + t.entry_overhead;
         int ok = 0;
         uint32_t new_slab = 0;
         if (leader) {
-          if (kGeneral && op.rec == 0) {
+          if (op.rec == 0) {
             ok = 0;  // no device memory left for the key record
           } else if (ReserveCounter(&ctr->keys, ctr->max_keys, 1)) {
             if (ReserveCounter(&ctr->mem_bytes, ctr->max_mem, charge)) {
@@ -390,25 +366,23 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           }
           touch_slot = slot;
           touch_new = true;
-          if (kGeneral) {
-            uint64_t* r = reinterpret_cast<uint64_t*>(op.rec);
-            const uint64_t* src = a.arena + uint32_t(op.key) / 8;
-            for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) {
-              St(r + kRecordKeyWord + w, src[w]);
-            }
-            if (leader) {
-              St(r, op.value);
-              St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
-              St(r + kRecordExpireWord, want);
-              if (want != 0) {
-                meta_w |= kVolatileBit;
-                atomicAdd(&ctr->volatile_keys, 1ull);
-              }
+          uint64_t* r = reinterpret_cast<uint64_t*>(op.rec);
+          const uint64_t* src = a.arena + uint32_t(op.key) / 8;
+          for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) {
+            St(r + kRecordKeyWord + w, src[w]);
+          }
+          if (leader) {
+            St(r, op.value);
+            St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
+            St(r + kRecordExpireWord, want);
+            if (want != 0) {
+              meta_w |= kVolatileBit;
+              atomicAdd(&ctr->volatile_keys, 1ull);
             }
           }
           if (leader) {
             St(slab_w + slot, probe);
-            St(slab_w + 32 + slot, kGeneral ? op.rec : op.value);
+            St(slab_w + 32 + slot, op.rec);
             St(slab_w + kMetaWord, meta_w | (1ull << slot));
             if (free_slot < 0) {
               // Keeps the last slab's bitmap and volatile hint.
@@ -427,8 +401,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
       TouchAccess(t, AccessByte(t, bucket, touch_idx, touch_slot), touch_new, op.hash);
     }
     // Lanes other than the leader wrote a key record: make it visible before
-    // the leader's release (fixed8 writes come from the leader only).
-    if (kGeneral && writer) __threadfence();
+    // the leader's release.
+    if (writer) __threadfence();
     tile.Sync();
     if (leader && writer) WriteUnlock(lock);
   }
@@ -444,7 +418,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
 // in flight hide more of each op's dependent memory round trips, at the
 // price of some spilling (the benchmark measures which wins).
-template <bool kGeneral, int kMinBlocks, int kTile>
+template <int kMinBlocks, int kTile>
 __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
   const Tile<kTile> tile(threadIdx.x & 31);
   const uint32_t per_tile = a.ops_per_warp < kTile ? a.ops_per_warp : kTile;
@@ -464,11 +438,9 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       mine.ctl = a.ctl[i];
       mine.value = a.value[i];
       if (a.expected != nullptr) mine.expected = a.expected[i];
-      if (kGeneral) {
-        mine.rec = a.rec[i];
-        mine.vlen = a.vlen[i];
-        if (a.expire != nullptr) mine.expire = a.expire[i];
-      }
+      mine.rec = a.rec[i];
+      mine.vlen = a.vlen[i];
+      if (a.expire != nullptr) mine.expire = a.expire[i];
     }
     uint32_t todo = tile.Ballot(active);
     while (todo != 0) {
@@ -482,23 +454,21 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       op.expected = tile.Shfl(mine.expected, leader);
       op.rec = tile.Shfl(mine.rec, leader);
       op.vlen = tile.Shfl(mine.vlen, leader);
-      op.expire = kGeneral ? tile.Shfl(mine.expire, leader) : 0;
+      op.expire = tile.Shfl(mine.expire, leader);
       const bool skip = tile.Shfl(int(my_skip), leader) != 0;
       uint8_t code;
       uint64_t rv, rr, exp;
       uint32_t rlen;
-      ProcessOp<kGeneral, kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp);
+      ProcessOp<kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp);
       if (tile.lane == 0) {
         const uint32_t idx = base + leader;
         if (a.out_codes != nullptr) {
-          WriteOutputs<kGeneral>(a, idx, skip, code, rv, rlen, rr, exp);
+          WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp);
         } else {
           a.res_code[idx] = code;
           a.res_value[idx] = rv;
-          if (kGeneral) {
-            a.res_rec[idx] = rr;
-            a.res_len[idx] = rlen;
-          }
+          a.res_rec[idx] = rr;
+          a.res_len[idx] = rlen;
         }
       }
     }
@@ -507,53 +477,52 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
 
 // Default variant: 8 lanes per op (4 ops of a warp in flight), registers
 // capped for 4 blocks per SM (64 registers, occupancy 0.50). Measured on the
-// H100 at 95/5 (2026-11-24, kvcg-bench-gpu kernel): fixed8 2.83 G ops/s
-// against 2.41 uncapped (72 registers, occupancy 0.38), general 1.61 against
+// H100 at 95/5 (2026-11-24, kvcg-bench-gpu kernel; fixed8 was then on this
+// table too): fixed8 2.83 G ops/s against 2.41 uncapped (72 registers,
+// occupancy 0.38), general 1.61 against
 // 1.23 uncapped (112 registers, 0.25) — the spills cost less than the
 // latency the extra warps hide.
 int g_min_blocks = 4;
 int g_tile = 8;
-int g_resident_blocks[2][5] = {};
+int g_resident_blocks[5] = {};  // per min_blocks
 
-template <bool kGeneral, int kTile>
+template <int kTile>
 cudaError_t OccupancyT(int min_blocks, int* per_sm) {
   switch (min_blocks) {
     case 3:
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 3, kTile>,
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<3, kTile>,
                                                            kLSlabBlockThreads, 0);
     case 4:
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 4, kTile>,
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<4, kTile>,
                                                            kLSlabBlockThreads, 0);
     default:
-      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<kGeneral, 1, kTile>,
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, LSlabKernel<1, kTile>,
                                                            kLSlabBlockThreads, 0);
   }
 }
-template <bool kGeneral>
 cudaError_t Occupancy(int min_blocks, int* per_sm) {
   switch (g_tile) {
-    case 8: return OccupancyT<kGeneral, 8>(min_blocks, per_sm);
-    case 16: return OccupancyT<kGeneral, 16>(min_blocks, per_sm);
-    default: return OccupancyT<kGeneral, 32>(min_blocks, per_sm);
+    case 8: return OccupancyT<8>(min_blocks, per_sm);
+    case 16: return OccupancyT<16>(min_blocks, per_sm);
+    default: return OccupancyT<32>(min_blocks, per_sm);
   }
 }
 
-template <bool kGeneral, int kTile>
+template <int kTile>
 void LaunchT(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableView& t,
              const ArbView& a) {
   switch (min_blocks) {
-    case 3: LSlabKernel<kGeneral, 3, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
-    case 4: LSlabKernel<kGeneral, 4, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
-    default: LSlabKernel<kGeneral, 1, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    case 3: LSlabKernel<3, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    case 4: LSlabKernel<4, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
+    default: LSlabKernel<1, kTile><<<blocks, kLSlabBlockThreads, 0, stream>>>(t, a); break;
   }
 }
-template <bool kGeneral>
 void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableView& t,
             const ArbView& a) {
   switch (g_tile) {
-    case 8: LaunchT<kGeneral, 8>(min_blocks, blocks, stream, t, a); break;
-    case 16: LaunchT<kGeneral, 16>(min_blocks, blocks, stream, t, a); break;
-    default: LaunchT<kGeneral, 32>(min_blocks, blocks, stream, t, a); break;
+    case 8: LaunchT<8>(min_blocks, blocks, stream, t, a); break;
+    case 16: LaunchT<16>(min_blocks, blocks, stream, t, a); break;
+    default: LaunchT<32>(min_blocks, blocks, stream, t, a); break;
   }
 }
 
@@ -562,34 +531,32 @@ void Launch(int min_blocks, uint32_t blocks, cudaStream_t stream, const TableVie
 void SetLSlabVariant(int min_blocks, int tile) {
   g_min_blocks = min_blocks == 3 || min_blocks == 4 ? min_blocks : 1;
   g_tile = tile == 8 || tile == 16 ? tile : 32;
-  for (auto& per_layout : g_resident_blocks) {
-    for (int& b : per_layout) b = 0;
-  }
+  for (int& b : g_resident_blocks) b = 0;
 }
 int LSlabMinBlocks() { return g_min_blocks; }
 int LSlabTile() { return g_tile; }
 
-cudaError_t LSlabResidentBlocks(bool general, int* blocks) {
+cudaError_t LSlabResidentBlocks(int* blocks) {
   *blocks = 0;
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   int per_sm = 0;
-  err = general ? Occupancy<true>(g_min_blocks, &per_sm) : Occupancy<false>(g_min_blocks, &per_sm);
+  err = Occupancy(g_min_blocks, &per_sm);
   if (err != cudaSuccess) return err;
   int sms = 0;
   err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err != cudaSuccess) return err;
   *blocks = per_sm * sms;
-  g_resident_blocks[general ? 1 : 0][g_min_blocks] = *blocks;
+  g_resident_blocks[g_min_blocks] = *blocks;
   return cudaSuccess;
 }
 
-cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
-                        uint32_t max_blocks, cudaStream_t stream) {
-  int resident = g_resident_blocks[general ? 1 : 0][g_min_blocks];
+cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max_blocks,
+                        cudaStream_t stream) {
+  int resident = g_resident_blocks[g_min_blocks];
   if (resident == 0) {
-    cudaError_t err = LSlabResidentBlocks(general, &resident);
+    cudaError_t err = LSlabResidentBlocks(&resident);
     if (err != cudaSuccess) return err;
   }
   // A warp leads its ops one after another, so a small batch is spread thin
@@ -609,8 +576,7 @@ cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb
   if (blocks > uint32_t(resident)) blocks = uint32_t(resident);
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
-  if (general) Launch<true>(g_min_blocks, blocks, stream, table, a);
-  else Launch<false>(g_min_blocks, blocks, stream, table, a);
+  Launch(g_min_blocks, blocks, stream, table, a);
   return cudaGetLastError();
 }
 

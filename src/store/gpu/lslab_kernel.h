@@ -1,12 +1,13 @@
 // Host entry points of the L-Slab kernel (lslab_kernel.cu). Plain C++ so the
 // pipeline (.cc, built by g++) can call them.
 //
-// One launch executes one aggregated batch (ArbView) against the table
-// (TableView). Each tile of lanes (8 by default, up to the whole warp as in
-// the paper; see SetLSlabVariant) claims as many ops as it has lanes from the
-// batch's cursor, then leads its lanes' ops one after another (the paper's
-// warp-cooperative scheme); ops sharing a group wait until the group's earlier ops are done,
-// which keeps same-key order inside a batch. Thread-safe: any number of
+// One launch executes one aggregated batch (ArbView, general-layout
+// columns; fixed8 batches run on the window table, window_kernel.h) against
+// the table (TableView). Each tile of lanes (8 by default, up to the whole
+// warp as in the paper; see SetLSlabVariant) claims as many ops as it has
+// lanes from the batch's cursor, then leads its lanes' ops one after another
+// (the paper's warp-cooperative scheme); ops sharing a group wait until the
+// group's earlier ops are done, which keeps same-key order inside a batch. Thread-safe: any number of
 // launches may run at once on different streams against one table.
 #pragma once
 
@@ -22,8 +23,8 @@ constexpr int kLSlabBlockThreads = 256;
 
 // Enqueues the kernel on `stream`. `max_blocks` caps the grid (0 = as many
 // blocks as can be resident). Returns the launch error, if any.
-cudaError_t LaunchLSlab(bool general, const TableView& table, const ArbView& arb,
-                        uint32_t max_blocks, cudaStream_t stream);
+cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max_blocks,
+                        cudaStream_t stream);
 
 // Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
 // capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM.
@@ -37,6 +38,6 @@ int LSlabTile();
 
 // Blocks of kLSlabBlockThreads that fit on the whole device at once (0 and an
 // error when the kernel image cannot run on the current device).
-cudaError_t LSlabResidentBlocks(bool general, int* blocks);
+cudaError_t LSlabResidentBlocks(int* blocks);
 
 }  // namespace kvcg::store::gpu

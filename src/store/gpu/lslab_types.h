@@ -1,15 +1,17 @@
-// L-Slab data layout shared by the host (g++) and the kernels (nvcc).
+// L-Slab data layout shared by the host (g++) and the kernels (nvcc). The
+// L-Slab table holds the general layout; fixed8 keeps its keys in the window
+// table (window_types.h), whose batches take the same ARB columns (ArbView,
+// below) and counters.
 //
 // Table. B buckets (a power of two); bucket b's head slab is slab b of one
 // cudaMalloc'd array, overflow slabs come from the slab pool (below). A slab
 // is 64 eight-byte words = 512 bytes, the paper's layout:
-//   words  0..30  keys  (fixed8: the key itself; general: the key's 64-bit hash)
+//   words  0..30  keys  (the key's 64-bit hash)
 //   word   31     meta: next slab (pool index, high 32 bits; 0 = none) and
 //                 the occupancy bitmap of slots 0..30 (low 31 bits). A bitmap
-//                 instead of an "empty key" sentinel lets every 8-byte key be
-//                 stored in fixed8.
-//   words 32..62  values (fixed8: the value; general: a device pointer to the
-//                 key record)
+//                 instead of an "empty key" sentinel lets every hash value
+//                 be stored.
+//   words 32..62  values (a device pointer to the key record)
 //   word  63      head slab only: the bucket's readers–writer spin lock (low
 //                 32 bits), next to the data it guards.
 // A probe reads the key half (keys + meta: one coalesced 256-byte read); the

@@ -60,6 +60,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -287,13 +288,26 @@ class Pipeline {
   uint64_t EvictDown(uint64_t need);
   bool EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candidates);
   // At a snapshot marker, nothing in flight: the table's image (pipeline_snapshot.cc).
-  // Buckets [begin, end) (clamped to the table) into a new image.
+  // General: buckets [begin, end) (clamped to the table) into a new image.
   Status TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
   // Fixed8: the window table's entries of windows [begin, end), and one
   // Scan step (the live table, or the copy kept from before a rebuild;
   // pipeline_snapshot.cc).
   Status TakeWindowSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
   Status WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out);
+  // Both tables' snapshot passes: refuse after a sticky device error and
+  // allocate the device totals once; an error met (sticky unless short of
+  // memory) as a Status.
+  Status SnapshotBegin();
+  Status SnapshotFailed(cudaError_t err, const char* what);
+  // The two passes of a snapshot, for either table: `count` into the
+  // device totals, a mapped host image of the counted bytes, `dump` into
+  // it, and the check that both passes agree. *image: null when empty or
+  // on an error (then freed).
+  using CountPass = std::function<cudaError_t(SnapshotTotals*, cudaStream_t)>;
+  using DumpPass = std::function<cudaError_t(char*, uint64_t, SnapshotTotals*, cudaStream_t)>;
+  Status CountAndDump(const CountPass& count, const DumpPass& dump, SnapshotTotals* counted,
+                      char** image);
   static bool Ensure(DevBuf& b, size_t bytes);
 
   GpuStore* const store_;

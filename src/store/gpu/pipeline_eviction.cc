@@ -237,7 +237,6 @@ bool Pipeline::EvictPass(uint64_t need, uint64_t* freed, bool* more, bool* candi
 
   const uint64_t now = store_->config().clock();
   EvictParams p{};
-  p.general = general_;
   p.score = ScoreOf(evict_policy_);
   p.volatile_only = IsVolatilePolicy(evict_policy_);
   p.now = now;

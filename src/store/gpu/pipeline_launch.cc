@@ -347,7 +347,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   // Same-key order across ARBs: this L-Slab kernel after the previous one.
   if (err == cudaSuccess && last_lslab_ != nullptr) err = cudaStreamWaitEvent(st, last_lslab_, 0);
   if (err == cudaSuccess) {
-    err = general_ ? LaunchLSlab(true, store_->table(), v, 0, st)
+    err = general_ ? LaunchLSlab(store_->table(), v, 0, st)
                    : LaunchWindowOps(store_->window_view(), v, 0, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);

@@ -110,6 +110,28 @@ uint64_t WindowScanRun(uint64_t windows, uint64_t begin, uint64_t count, uint64_
 
 }  // namespace
 
+Status Pipeline::SnapshotFailed(cudaError_t err, const char* what) {
+  // A device error other than running short of memory is sticky, as for ARBs.
+  cudaGetLastError();
+  if (err != cudaErrorMemoryAllocation) sticky_ = err;
+  return Status::Internal(std::string("snapshot: ") + what + ": " + cudaGetErrorString(err));
+}
+
+Status Pipeline::SnapshotBegin() {
+  if (sticky_ != cudaSuccess) {
+    return Status::Internal(std::string("the GPU failed earlier: ") + cudaGetErrorString(sticky_));
+  }
+  if (snapshot_totals_ == nullptr) {
+    const cudaError_t err =
+        cudaMalloc(reinterpret_cast<void**>(&snapshot_totals_), sizeof(SnapshotTotals));
+    if (err != cudaSuccess) {
+      snapshot_totals_ = nullptr;
+      return SnapshotFailed(err, "cudaMalloc");
+    }
+  }
+  return Status::Ok();
+}
+
 Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out) {
   WindowSpace& space = store_->window_space();
   const uint64_t gen = space.generation() & kScanGenerationMask;
@@ -118,20 +140,21 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
   if (m->cursor != 0 && cursor_gen != gen) {
     // Begun before a rebuild: the rest of the iteration reads the copy of
     // the table kept from then (window_space.h), if it still is.
-    uint64_t windows = 0;
-    std::vector<uint64_t> entries;
-    if (space.ScanImage(cursor_gen, begin, begin, &entries, &windows)) {
+    if (const uint64_t windows = space.ScanImageWindows(cursor_gen); windows != 0) {
       const uint64_t end = begin + WindowScanRun(windows, begin, m->count, m->keys);
-      entries.clear();
-      space.ScanImage(cursor_gen, begin, end, &entries, &windows);
-      m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
-      char* image = nullptr;
-      const uint64_t bytes = entries.size() * 8;
-      Status s = AllocateImage(bytes, entries.size() / 2, &image);
-      if (!s.ok()) return s;
-      if (bytes != 0) std::memcpy(image, entries.data(), bytes);
-      *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2, nullptr);
-      return Status::Ok();
+      std::vector<uint64_t> entries;
+      // (False only if the copy expired since ScanImageWindows: start over.)
+      if (space.ScanImage(cursor_gen, begin, end, &entries)) {
+        m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
+        char* image = nullptr;
+        const uint64_t bytes = entries.size() * 8;
+        Status s = AllocateImage(bytes, entries.size() / 2, &image);
+        if (!s.ok()) return s;
+        if (bytes != 0) std::memcpy(image, entries.data(), bytes);
+        *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2,
+                                                   nullptr);
+        return Status::Ok();
+      }
     }
     begin = 0;  // no copy kept: start over (duplicates, nothing missed)
   }
@@ -144,118 +167,71 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
 
 Status Pipeline::TakeWindowSnapshot(uint64_t begin, uint64_t end,
                                     std::unique_ptr<SnapshotReader>* out) {
-  if (sticky_ != cudaSuccess) {
-    return Status::Internal(std::string("the GPU failed earlier: ") + cudaGetErrorString(sticky_));
-  }
-  auto failed = [&](cudaError_t err, const char* what) {
-    cudaGetLastError();
-    if (err != cudaErrorMemoryAllocation) sticky_ = err;
-    return Status::Internal(std::string("snapshot: ") + what + ": " + cudaGetErrorString(err));
-  };
-  cudaError_t err;
-  if (snapshot_totals_ == nullptr) {
-    err = cudaMalloc(reinterpret_cast<void**>(&snapshot_totals_), sizeof(SnapshotTotals));
-    if (err != cudaSuccess) {
-      snapshot_totals_ = nullptr;
-      return failed(err, "cudaMalloc");
-    }
-  }
-  cudaStream_t st = slots_[0].stream;
   const WindowTableView table = store_->window_view();
   const WindowRange range{begin, end};
   SnapshotTotals counted{};
-  err = WindowSnapshotCount(table, range, snapshot_totals_, st);
-  if (err == cudaSuccess) {
-    err = cudaMemcpyAsync(&counted, snapshot_totals_, sizeof(counted), cudaMemcpyDeviceToHost, st);
-  }
-  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-  if (err != cudaSuccess) return failed(err, "counting the table");
   char* image = nullptr;
-  Status s = AllocateImage(counted.bytes, counted.entries, &image);
+  const Status s = CountAndDump(
+      [&](SnapshotTotals* t, cudaStream_t st) { return WindowSnapshotCount(table, range, t, st); },
+      [&](char* img, uint64_t bytes, SnapshotTotals* t, cudaStream_t st) {
+        return WindowSnapshotDump(table, range, img, bytes, t, st);
+      },
+      &counted, &image);
   if (!s.ok()) return s;
-  if (image != nullptr) {
-    SnapshotTotals dumped{};
-    err = WindowSnapshotDump(table, range, image, counted.bytes, snapshot_totals_, st);
-    if (err == cudaSuccess) {
-      err = cudaMemcpyAsync(&dumped, snapshot_totals_, sizeof(dumped), cudaMemcpyDeviceToHost, st);
-    }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-    if (err != cudaSuccess) {
-      cudaFreeHost(image);
-      return failed(err, "copying the table");
-    }
-    s = CheckDump(counted, dumped);
-    if (!s.ok()) {
-      cudaFreeHost(image);
-      return s;
-    }
-  }
   *out = std::make_unique<GpuSnapshotReader>(false, image, counted.bytes, counted.entries, nullptr);
   return Status::Ok();
 }
 
-Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out) {
-  if (sticky_ != cudaSuccess) {
-    return Status::Internal(std::string("the GPU failed earlier: ") + cudaGetErrorString(sticky_));
-  }
-  // A device error other than running short of memory is sticky, as for ARBs.
-  auto failed = [&](cudaError_t err, const char* what) {
-    cudaGetLastError();
-    if (err != cudaErrorMemoryAllocation) sticky_ = err;
-    return Status::Internal(std::string("snapshot: ") + what + ": " + cudaGetErrorString(err));
-  };
-  cudaError_t err;
-  if (snapshot_totals_ == nullptr) {
-    err = cudaMalloc(reinterpret_cast<void**>(&snapshot_totals_), sizeof(SnapshotTotals));
-    if (err != cudaSuccess) {
-      snapshot_totals_ = nullptr;
-      return failed(err, "cudaMalloc");
-    }
-  }
+Status Pipeline::CountAndDump(const CountPass& count, const DumpPass& dump, SnapshotTotals* counted,
+                              char** image) {
+  *image = nullptr;
+  Status s = SnapshotBegin();
+  if (!s.ok()) return s;
   // Nothing else of ours is in flight: any of the slots' streams will do.
   cudaStream_t st = slots_[0].stream;
+  cudaError_t err = count(snapshot_totals_, st);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(counted, snapshot_totals_, sizeof(*counted), cudaMemcpyDeviceToHost, st);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+  if (err != cudaSuccess) return SnapshotFailed(err, "counting the table");
+  s = AllocateImage(counted->bytes, counted->entries, image);
+  if (!s.ok() || *image == nullptr) return s;
+  SnapshotTotals dumped{};
+  err = dump(*image, counted->bytes, snapshot_totals_, st);
+  if (err == cudaSuccess) {
+    err = cudaMemcpyAsync(&dumped, snapshot_totals_, sizeof(dumped), cudaMemcpyDeviceToHost, st);
+  }
+  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
+  s = err != cudaSuccess ? SnapshotFailed(err, "copying the table") : CheckDump(*counted, dumped);
+  if (!s.ok()) {
+    cudaFreeHost(*image);
+    *image = nullptr;
+  }
+  return s;
+}
+
+Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out) {
   const TableView& table = store_->table();
   const uint64_t buckets = 1ull << table.bucket_bits;
   const BucketRange range{begin < buckets ? begin : buckets, end < buckets ? end : buckets};
-
   // One clock reading for both passes: they must agree on what expired.
   const uint64_t now = store_->config().clock();
   SnapshotTotals counted{};
-  err = SnapshotCount(general_, table, range, now, snapshot_totals_, st);
-  if (err == cudaSuccess) {
-    err = cudaMemcpyAsync(&counted, snapshot_totals_, sizeof(counted), cudaMemcpyDeviceToHost, st);
-  }
-  if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-  if (err != cudaSuccess) return failed(err, "counting the table");
-
   char* image = nullptr;
-  const uint64_t bytes = counted.bytes;
-  Status s = AllocateImage(bytes, counted.entries, &image);
+  const Status s = CountAndDump(
+      [&](SnapshotTotals* t, cudaStream_t st) { return SnapshotCount(table, range, now, t, st); },
+      [&](char* img, uint64_t bytes, SnapshotTotals* t, cudaStream_t st) {
+        return SnapshotDump(table, range, now, img, bytes, t, st);
+      },
+      &counted, &image);
   if (!s.ok()) return s;
-  if (image != nullptr) {
-    SnapshotTotals dumped{};
-    err = SnapshotDump(general_, table, range, now, image, bytes, snapshot_totals_, st);
-    if (err == cudaSuccess) {
-      err = cudaMemcpyAsync(&dumped, snapshot_totals_, sizeof(dumped), cudaMemcpyDeviceToHost, st);
-    }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(st);
-    if (err != cudaSuccess) {
-      cudaFreeHost(image);
-      return failed(err, "copying the table");
-    }
-    s = CheckDump(counted, dumped);
-    if (!s.ok()) {
-      cudaFreeHost(image);
-      return s;
-    }
-  }
-  // The blobs the image points at (general layout) live as long as the
-  // reader holds this epoch. Begin(0) takes no memory: it cannot fail.
+  const uint64_t bytes = counted.bytes;
+  // The blobs the image points at live as long as the reader holds this
+  // epoch. Begin(0) takes no memory: it cannot fail.
   std::unique_ptr<ResultEpochs::Lease> hold;
-  if (general_ && counted.entries != 0) {
-    hold = std::make_unique<ResultEpochs::Lease>(epochs_.Begin(0));
-  }
-  *out = std::make_unique<GpuSnapshotReader>(general_, image, bytes, counted.entries,
+  if (counted.entries != 0) hold = std::make_unique<ResultEpochs::Lease>(epochs_.Begin(0));
+  *out = std::make_unique<GpuSnapshotReader>(true, image, bytes, counted.entries,
                                              std::move(hold));
   return Status::Ok();
 }

@@ -1,4 +1,5 @@
-// Snapshot kernels (snapshot_kernels.h): count, then dump, the L-Slab table.
+// Snapshot kernels (snapshot_kernels.h): count, then dump, the L-Slab table
+// (general layout).
 //
 // Parallelization: one warp per bucket chain (grid-stride over buckets), the
 // L-Slab kernel's own unit. Per slab, lane l owns slot l (lane 31 the meta
@@ -7,10 +8,10 @@
 // lanes converged. Entries of one slab are placed together: lane 0 takes
 // the slab's bytes from the image cursor with one atomicAdd, and each lane
 // writes at its exclusive prefix inside them, so writes to host memory are
-// contiguous runs (fixed8: 16 bytes a lane, one coalesced run per slab).
-// General records are copied word by word: by their own lane when every
-// record of the slab is small (the common case: keys up to 48 bytes), else
-// by the whole warp, one record after another (keys up to max_key_bytes).
+// contiguous runs. Records are copied word by word: by their own lane when
+// every record of the slab is small (the common case: keys up to 48 bytes),
+// else by the whole warp, one record after another (keys up to
+// max_key_bytes).
 //
 // Races: none. The table is not written while these run (the pipeline runs
 // them alone); every image byte range is handed out once by the atomic
@@ -72,7 +73,6 @@ __device__ __forceinline__ uint64_t RecordOf(const uint64_t* slab, uint64_t meta
   return SnapshotEntryBytes(true, uint32_t(Ld(r + 1)));
 }
 
-template <bool kGeneral>
 __global__ void __launch_bounds__(kBlockThreads)
     CountKernel(TableView t, uint64_t begin, uint64_t end, uint64_t now, SnapshotTotals* totals) {
   const uint32_t lane = threadIdx.x & 31;
@@ -84,16 +84,11 @@ __global__ void __launch_bounds__(kBlockThreads)
     while (true) {
       const uint64_t meta = Ld(slab + kMetaWord);
       const uint32_t occupied = uint32_t(meta) & kSlotMask;
-      if (kGeneral) {
-        const uint64_t* rec;
-        const uint64_t size =
-            RecordOf(slab, meta, lane < kSlotsPerSlab && ((occupied >> lane) & 1), lane, now, &rec);
-        entries += uint32_t(__popc(__ballot_sync(kFull, size != 0)));
-        bytes += WarpSum(size);
-      } else {
-        entries += uint32_t(__popc(occupied));
-        bytes += 16ull * uint32_t(__popc(occupied));
-      }
+      const uint64_t* rec;
+      const uint64_t size =
+          RecordOf(slab, meta, lane < kSlotsPerSlab && ((occupied >> lane) & 1), lane, now, &rec);
+      entries += uint32_t(__popc(__ballot_sync(kFull, size != 0)));
+      bytes += WarpSum(size);
       const uint32_t next = uint32_t(meta >> 32);
       if (next == 0) break;
       slab = PoolSlab(t, next);
@@ -105,7 +100,6 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-template <bool kGeneral>
 __global__ void __launch_bounds__(kBlockThreads)
     DumpKernel(TableView t, uint64_t begin, uint64_t end, uint64_t now, uint64_t* image,
                unsigned long long image_bytes, SnapshotTotals* totals) {
@@ -121,13 +115,8 @@ __global__ void __launch_bounds__(kBlockThreads)
       if (occupied != 0) {
         const bool mine = lane < kSlotsPerSlab && ((occupied >> lane) & 1);
         const uint64_t* rec = nullptr;
-        uint64_t size = 0;  // this lane's entry bytes
-        if (kGeneral) {
-          size = RecordOf(slab, meta, mine, lane, now, &rec);
-          occupied = __ballot_sync(kFull, size != 0);  // expired entries are left out
-        } else {
-          size = mine ? 16 : 0;
-        }
+        const uint64_t size = RecordOf(slab, meta, mine, lane, now, &rec);  // this lane's bytes
+        occupied = __ballot_sync(kFull, size != 0);  // expired entries are left out
         const uint32_t count = uint32_t(__popc(occupied));
         const uint64_t end = WarpInclusiveScan(size, lane);
         const uint64_t at = end - size;  // this lane's offset inside the slab's range
@@ -137,12 +126,6 @@ __global__ void __launch_bounds__(kBlockThreads)
         base = __shfl_sync(kFull, base, 0);
         if (base + total > image_bytes || base + total < base) {
           if (lane == 0) atomicExch(&totals->overflow, 1ull);
-        } else if (!kGeneral) {
-          if (mine) {
-            uint64_t* dst = image + (base + at) / 8;
-            dst[0] = Ld(slab + lane);       // the key
-            dst[1] = Ld(slab + 32 + lane);  // the value
-          }
         } else {
           const uint32_t words = uint32_t(size / 8);
           if (__reduce_max_sync(kFull, words) <= kSmallRecordWords) {
@@ -185,35 +168,25 @@ cudaError_t SnapshotBlocks(uint64_t warps, uint32_t* blocks) {
   return cudaSuccess;
 }
 
-cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, uint64_t now,
+cudaError_t SnapshotCount(const TableView& table, BucketRange range, uint64_t now,
                           SnapshotTotals* totals, cudaStream_t stream) {
   static_assert(sizeof(SnapshotTotals) == 64);
   uint32_t blocks = 0;
   cudaError_t err = SnapshotBlocks(range.end - range.begin, &blocks);
   if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(SnapshotTotals), stream);
   if (err != cudaSuccess) return err;
-  if (general) {
-    CountKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now, totals);
-  } else {
-    CountKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now, totals);
-  }
+  CountKernel<<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now, totals);
   return cudaGetLastError();
 }
 
-cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, uint64_t now,
-                         char* image, uint64_t image_bytes, SnapshotTotals* totals,
-                         cudaStream_t stream) {
+cudaError_t SnapshotDump(const TableView& table, BucketRange range, uint64_t now, char* image,
+                         uint64_t image_bytes, SnapshotTotals* totals, cudaStream_t stream) {
   uint32_t blocks = 0;
   cudaError_t err = SnapshotBlocks(range.end - range.begin, &blocks);
   if (err != cudaSuccess) return err;
   uint64_t* words = reinterpret_cast<uint64_t*>(image);
-  if (general) {
-    DumpKernel<true><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now,
-                                                           words, image_bytes, totals);
-  } else {
-    DumpKernel<false><<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now,
-                                                            words, image_bytes, totals);
-  }
+  DumpKernel<<<blocks, kBlockThreads, 0, stream>>>(table, range.begin, range.end, now, words,
+                                                   image_bytes, totals);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,8 @@
-// Snapshot kernels: the L-Slab table copied to page-locked host memory, for
-// Store::OpenSnapshot (kvcg/snapshot.h).
+// Snapshot kernels: the L-Slab table (the general layout) copied to
+// page-locked host memory, for Store::OpenSnapshot (kvcg/snapshot.h) and
+// Scan steps. The fixed8 layout's table has its own
+// (window_snapshot_kernels.h), with the same totals; its image's entries are
+// 16 bytes, the key word and the value word.
 //
 // Two passes over every bucket's chain (head slab + overflow slabs), run by
 // the pipeline at a snapshot marker, when no other kernel touches the table
@@ -10,15 +13,12 @@
 //      directly over the bus: no device staging buffer to fit in the budget).
 //
 // Image layout, entry after entry, in no particular order, 8-byte aligned:
-//   fixed8:  key word, value word (16 bytes; the words are the key's and the
-//            value's 8 bytes as stored)
-//   general: a copy of the entry's key record (lslab_types.h):
-//            word 0 the ValueBlob* (host pointer; the value is NOT copied,
-//            the reader reads it in place), word 1 key length (low 32) |
-//            value length (high 32), word 2 the expire-at (0 = none), then
-//            the key bytes zero-padded to a multiple of 8:
-//            SnapshotEntryBytes(key length) bytes.
-// Expired entries (general: expire-at at or before `now`) are left out, as
+// a copy of each entry's key record (lslab_types.h): word 0 the ValueBlob*
+// (host pointer; the value is NOT copied, the reader reads it in place),
+// word 1 key length (low 32) | value length (high 32), word 2 the expire-at
+// (0 = none), then the key bytes zero-padded to a multiple of 8:
+// SnapshotEntryBytes(true, key length) bytes.
+// Expired entries (expire-at at or before `now`) are left out, as
 // every op already reads them as absent; both passes take the same `now`.
 // Thread-safety: the caller guarantees nothing else writes the table while
 // the kernels run; the kernels themselves are race-free (see the .cu).
@@ -42,7 +42,8 @@ struct SnapshotTotals {
   unsigned long long pad[3];
 };
 
-// Bytes one entry takes in the image.
+// Bytes one entry takes in the image (general: the L-Slab table's; fixed8:
+// the window table's).
 KVCG_HD inline uint64_t SnapshotEntryBytes(bool general, uint32_t key_bytes) {
   return general ? KeyRecordBytes(key_bytes) : 16;
 }
@@ -66,15 +67,14 @@ cudaError_t SnapshotBlocks(uint64_t warps, uint32_t* blocks);
 
 // Zeroes *totals, then counts the range's entries and image bytes into it.
 // Enqueued on `stream`; returns the first launch error.
-cudaError_t SnapshotCount(bool general, const TableView& table, BucketRange range, uint64_t now,
+cudaError_t SnapshotCount(const TableView& table, BucketRange range, uint64_t now,
                           SnapshotTotals* totals, cudaStream_t stream);
 
 // Writes every entry of the range into `image` (`image_bytes`, device-accessible host
 // memory), advancing totals->cursor / dumped; an entry that would pass
 // image_bytes is not written and sets totals->overflow. Run after
 // SnapshotCount on the same totals (cursor, dumped, overflow start at 0).
-cudaError_t SnapshotDump(bool general, const TableView& table, BucketRange range, uint64_t now,
-                         char* image, uint64_t image_bytes, SnapshotTotals* totals,
-                         cudaStream_t stream);
+cudaError_t SnapshotDump(const TableView& table, BucketRange range, uint64_t now, char* image,
+                         uint64_t image_bytes, SnapshotTotals* totals, cudaStream_t stream);
 
 }  // namespace kvcg::store::gpu

@@ -65,8 +65,8 @@ __device__ void ForEachEntry(const WindowTableView& t, F&& f) {
   }
 }
 
-// A live entry's rating: as the L-Slab table rates a fixed8 key (its word
-// is the key, no expire-at). The access bytes exist whenever the score
+// A live entry's rating: RateKey with the key as its word and no
+// expire-at. The access bytes exist whenever the score
 // reads them (the host entry points check).
 __device__ Rating RateEntry(const WindowTableView& t, const EvictParams& p, uint64_t i,
                             const Entry& e) {

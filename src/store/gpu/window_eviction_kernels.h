@@ -5,11 +5,11 @@
 // over the window table's slots and its two sentinel keys. Plain C++ so
 // host code can call it.
 //
-// Same scores and semantics as eviction_kernels.h for fixed8: LRU, LFU,
-// random (and a key rates the same in either table: eviction_rating.cuh).
-// fixed8 keys have no expire-at, so volatile-only policies find no
-// candidate (and volatile-ttl's score never applies) and nothing counts
-// as expired; nothing is listed for the host (fixed8 frees nothing there).
+// Same scores and semantics as eviction_kernels.h: LRU, LFU, random (both
+// tables rate a key with RateKey, eviction_rating.cuh). fixed8 keys have
+// no expire-at, so volatile-only policies find no candidate (and
+// volatile-ttl's score never applies) and nothing counts as expired;
+// nothing is listed for the host (fixed8 frees nothing there).
 //
 // Every call must run with nothing else in flight on the table (the
 // pipeline drains first); stream order on `stream` is all they need. A
@@ -29,8 +29,7 @@ namespace kvcg::store::gpu {
 
 // Zeroes *hist (device memory), then counts every candidate — the live
 // slots and the present sentinel keys — by score: keys and charged bytes
-// (16 + entry_overhead each) per bin. p.cutoff and p.share are unused;
-// p.general is ignored (a window table is fixed8).
+// (16 + entry_overhead each) per bin. p.cutoff and p.share are unused.
 cudaError_t WindowEvictionHistogram(const WindowTableView& table, const EvictParams& p,
                                     EvictHistogram* hist, cudaStream_t stream);
 
@@ -49,9 +48,9 @@ cudaError_t WindowEvictChosen(const WindowTableView& table, const EvictParams& p
 
 // OBJECT FREQ (Store::KeyAccess): *out (device) := 0 when `key` is absent,
 // else 1 << 32 | its access byte (0 in a table that keeps none), without
-// touching it. `hash`: the key's
-// hash, as its ops carry it (the probe starts from it; the sentinel keys
-// are looked up in the side table).
+// touching it; the view's access_mode and generation are not read. `hash`:
+// the key's hash, as its ops carry it (the probe starts from it; the
+// sentinel keys are looked up in the side table).
 cudaError_t WindowLookupAccessByte(const WindowTableView& table, uint64_t hash, uint64_t key,
                                    unsigned long long* out, cudaStream_t stream);
 

@@ -85,26 +85,36 @@ bool WindowSpace::KeepImageLocked() {
   return true;
 }
 
-bool WindowSpace::ScanImage(uint64_t generation, uint64_t begin, uint64_t end,
-                            std::vector<uint64_t>* entries, uint64_t* windows) {
-  std::lock_guard<std::mutex> lock(mu_);
+const WindowSpace::Image* WindowSpace::FindImageLocked(uint64_t generation) {
   const auto now = std::chrono::steady_clock::now();
   while (!images_.empty() && now - images_.front().made > kImageLifetime) images_.pop_front();
   for (const Image& img : images_) {
-    if (img.generation != generation) continue;
-    *windows = img.windows;
-    if (begin == 0 && end > 0) {
-      if (img.special[0] != 0) entries->insert(entries->end(), {kEmptyKey, img.special[1]});
-      if (img.special[2] != 0) entries->insert(entries->end(), {kTombKey, img.special[3]});
-    }
-    const uint64_t stop = std::min(end, img.windows) * kWindowSlots;
-    for (uint64_t i = std::min(begin, img.windows) * kWindowSlots; i < stop; ++i) {
-      const uint64_t key = img.words[2 * i];
-      if (key < kTombKey) entries->insert(entries->end(), {key, img.words[2 * i + 1]});
-    }
-    return true;
+    if (img.generation == generation) return &img;
   }
-  return false;
+  return nullptr;
+}
+
+uint64_t WindowSpace::ScanImageWindows(uint64_t generation) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Image* img = FindImageLocked(generation);
+  return img != nullptr ? img->windows : 0;
+}
+
+bool WindowSpace::ScanImage(uint64_t generation, uint64_t begin, uint64_t end,
+                            std::vector<uint64_t>* entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Image* img = FindImageLocked(generation);
+  if (img == nullptr) return false;
+  if (begin == 0 && end > 0) {
+    if (img->special[0] != 0) entries->insert(entries->end(), {kEmptyKey, img->special[1]});
+    if (img->special[2] != 0) entries->insert(entries->end(), {kTombKey, img->special[3]});
+  }
+  const uint64_t stop = std::min(end, img->windows) * kWindowSlots;
+  for (uint64_t i = std::min(begin, img->windows) * kWindowSlots; i < stop; ++i) {
+    const uint64_t key = img->words[2 * i];
+    if (key < kTombKey) entries->insert(entries->end(), {key, img->words[2 * i + 1]});
+  }
+  return true;
 }
 
 void WindowSpace::RebuildLocked(uint64_t want) {

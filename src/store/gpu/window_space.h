@@ -26,7 +26,7 @@
 // to less than the current table.
 //
 // Thread-safety: the pipeline's thread calls Reserve / ReserveAvailable /
-// Release / Reset / ScanImage; a rebuild holds `table_mu` (the store's lock
+// Release / Reset / ScanImageWindows / ScanImage; a rebuild holds `table_mu` (the store's lock
 // for other threads' reads of the table, e.g. KeyAccess) while it runs.
 #pragma once
 
@@ -66,12 +66,15 @@ class WindowSpace final : public TableSpace {
   // The first CUDA error a rebuild met (cudaSuccess if none).
   cudaError_t error() const;
 
-  // A Scan step over the kept copy of generation `generation`: appends the
-  // live entries (key word, value word) of its windows [begin, end) — and
-  // the sentinel keys when begin is 0 — to *entries and sets *windows to
-  // the copy's window count. False when no copy of that generation is kept.
+  // A Scan step over the kept copy of generation `generation`.
+  // ScanImageWindows: the copy's window count (a step's run depends on it),
+  // 0 when no copy of that generation is kept (a copy has at least 2).
+  // ScanImage: appends the live entries (key word, value word) of the
+  // copy's windows [begin, end) — and the sentinel keys when begin is 0 —
+  // to *entries; false when no copy of that generation is kept.
+  uint64_t ScanImageWindows(uint64_t generation);
   bool ScanImage(uint64_t generation, uint64_t begin, uint64_t end,
-                 std::vector<uint64_t>* entries, uint64_t* windows);
+                 std::vector<uint64_t>* entries);
 
   static constexpr size_t kKeptImages = 4;
   static constexpr std::chrono::minutes kImageLifetime{10};
@@ -88,6 +91,9 @@ class WindowSpace final : public TableSpace {
   };
   // Copies the table as it is now (table_mu held); false on a CUDA error.
   bool KeepImageLocked();
+  // The kept copy of `generation`, once the expired ones are dropped; null
+  // when none is kept. mu_ held.
+  const Image* FindImageLocked(uint64_t generation);
 
   WindowTable* const table_;
   DeviceBudget* const budget_;

@@ -57,10 +57,8 @@ WindowTable::WindowTable(uint64_t windows, uint64_t entry_overhead, DeviceCounte
                          bool access_bytes) {
   error_ = Allocate(NextPrime(windows), access_bytes, &block_);
   if (error_ != cudaSuccess) return;
-  view_ = block_.view;
+  view_ = block_.view;  // access_mode kAccessNone, generation 0: the owner's to set
   view_.entry_overhead = entry_overhead;
-  view_.access_mode = kAccessNone;
-  view_.generation = 0;
   if (counters != nullptr) {
     view_.counters = counters;
     own_counters_ = false;
@@ -72,21 +70,18 @@ WindowTable::WindowTable(uint64_t windows, uint64_t entry_overhead, DeviceCounte
 
 WindowTable::~WindowTable() { Free(&block_); }
 
-cudaError_t WindowTable::SetAccess(uint32_t mode, uint32_t generation) {
-  if (mode != kAccessNone && view_.access == nullptr) {
-    const uint64_t n = view_.windows * kWindowSlots + 2;
-    cudaError_t err = cudaMalloc(&block_.access, n);
-    if (err == cudaSuccess) err = cudaMemset(block_.access, 0, n);
-    if (err != cudaSuccess) {
-      if (block_.access != nullptr) cudaFree(block_.access);
-      block_.access = nullptr;
-      return err;
-    }
-    block_.bytes += n;
-    view_.access = static_cast<uint8_t*>(block_.access);
+cudaError_t WindowTable::EnsureAccessBytes() {
+  if (view_.access != nullptr) return cudaSuccess;
+  const uint64_t n = view_.windows * kWindowSlots + 2;
+  cudaError_t err = cudaMalloc(&block_.access, n);
+  if (err == cudaSuccess) err = cudaMemset(block_.access, 0, n);
+  if (err != cudaSuccess) {
+    if (block_.access != nullptr) cudaFree(block_.access);
+    block_.access = nullptr;
+    return err;
   }
-  view_.access_mode = mode;
-  view_.generation = generation;
+  block_.bytes += n;
+  view_.access = static_cast<uint8_t*>(block_.access);
   return cudaSuccess;
 }
 
@@ -151,8 +146,6 @@ cudaError_t WindowTable::Grow(uint64_t windows, const std::function<uint64_t(uin
   if (err != cudaSuccess) return err;
   WindowTableView to = b.view;
   to.entry_overhead = view_.entry_overhead;
-  to.access_mode = view_.access_mode;
-  to.generation = view_.generation;
   if (own_counters_) {
     err = cudaMemcpyAsync(to.counters, view_.counters, sizeof(DeviceCounters),
                           cudaMemcpyDeviceToDevice, stream);

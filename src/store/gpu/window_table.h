@@ -3,8 +3,9 @@
 // the host-side operations on it that are not ops of a batch: clearing,
 // limits, counters, and growth (a rebuild into more windows).
 //
-// Batches run through LaunchWindowOps (window_kernel.h) on view(). Not
-// thread-safe: the owner serialises calls with its launches (Clear, Grow
+// Batches run through LaunchWindowOps (window_kernel.h) on view(), with
+// the access mode and LRU generation their owner sets on its copy of it
+// (GpuStore::window_view): the table keeps neither. Not thread-safe: the owner serialises calls with its launches (Clear, Grow
 // and the counter reads synchronise on the stream they are given, and
 // nothing else may run on the table during Clear or Grow).
 #pragma once
@@ -31,9 +32,9 @@ class WindowTable {
   // bytes charged per key beyond 16. counters: device counters the owner
   // keeps (a store's, shared with its other kernels), or null for the
   // table's own; their limits are kept, the rest is the table's to count.
-  // access_bytes: allocate the access bytes now (else on the first
-  // SetAccess with a mode that keeps them: only eviction policies need
-  // them, and they are 1.25 bytes per key at load 0.8).
+  // access_bytes: allocate the access bytes now (else with
+  // EnsureAccessBytes: only eviction policies need them, and they are 1.25
+  // bytes per key at load 0.8).
   WindowTable(uint64_t windows, uint64_t entry_overhead, DeviceCounters* counters = nullptr,
               bool access_bytes = true);
   ~WindowTable();
@@ -41,6 +42,8 @@ class WindowTable {
   WindowTable& operator=(const WindowTable&) = delete;
 
   cudaError_t error() const { return error_; }
+  // The table's memory; access_mode is kAccessNone and generation 0 (see
+  // above).
   const WindowTableView& view() const { return view_; }
   uint64_t windows() const { return view_.windows; }
   // Device memory the table holds, in bytes.
@@ -59,10 +62,9 @@ class WindowTable {
   cudaError_t SetLimits(uint64_t max_keys, uint64_t max_mem, cudaStream_t stream);
   // The counters, synchronously on `stream`.
   cudaError_t Stats(WindowTableStats* out, cudaStream_t stream) const;
-  // Sets the access mode and LRU generation later launches use,
-  // allocating the access bytes (zeroed) for a mode other than kAccessNone
-  // if the table has none yet. Nothing may run on the table meanwhile.
-  cudaError_t SetAccess(uint32_t mode, uint32_t generation);
+  // Allocates the access bytes (zeroed) if the table has none yet; a no-op
+  // otherwise. Nothing may run on the table meanwhile.
+  cudaError_t EnsureAccessBytes();
 
   // Rebuilds the table into NextPrime(windows) windows (at least as many
   // as the live keys need under the load limit), keeping every live entry,
