@@ -136,11 +136,7 @@ TEST_P(EarlyAnswersTest, BackendAnswersNothingEarly) {
   EXPECT_EQ(out[1].value, "v");
 }
 
-INSTANTIATE_TEST_SUITE_P(Canonical, EarlyAnswersTest, ::testing::Values(0u, 200u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) {
-                           return info.param == 0 ? std::string("inline")
-                                                  : "delayed" + std::to_string(info.param) + "us";
-                         });
+INSTANTIATE_TEST_SUITE_P(Canonical, EarlyAnswersTest, ::testing::Values(0u, 200u), CanonicalDelayName);
 
 }  // namespace
 }  // namespace kvcg::testing

@@ -486,11 +486,7 @@ TEST_P(EngineTest, SwitchesFinishUnderClosedLoopLoad) {
               static_cast<unsigned long long>(parked));
 }
 
-INSTANTIATE_TEST_SUITE_P(Canonical, EngineTest, ::testing::Values(0u, 200u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) {
-                           return info.param == 0 ? std::string("inline")
-                                                  : "delayed" + std::to_string(info.param) + "us";
-                         });
+INSTANTIATE_TEST_SUITE_P(Canonical, EngineTest, ::testing::Values(0u, 200u), CanonicalDelayName);
 
 }  // namespace
 }  // namespace kvcg::testing

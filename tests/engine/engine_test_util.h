@@ -39,6 +39,12 @@ inline std::unique_ptr<Engine> OpenEngine(const Config& config, uint32_t delay_u
   return engine;
 }
 
+// Test names for suites parameterized by the canonical store's delay (µs):
+// "inline" for 0, else "delayed<N>us".
+inline std::string CanonicalDelayName(const ::testing::TestParamInfo<uint32_t>& info) {
+  return info.param == 0 ? std::string("inline") : "delayed" + std::to_string(info.param) + "us";
+}
+
 // For GPU variants: true (and a printed reason) when the test must skip.
 inline bool NoGpu(std::string* why) {
   Config c = EngineConfig(Mode::kCanonical, Backend::kGpu);
