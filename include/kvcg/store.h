@@ -119,7 +119,8 @@ class Store {
   // answered before the batch completes. On the engine (kvcg/engine.h) those
   // are hot-cache hits and input errors, answered while Submit routes the
   // batch; a backend answers nothing early. `early` is called at most once,
-  // on the submitting thread before this returns, with the batch's results
+  // on the submitting thread before this returns and before `done` is
+  // called, with the batch's results
   // so far and answered[i] != 0 for every op i whose result there is final
   // (the others read as kNotFound and mean nothing). Views and flags are
   // valid during the call only. `done` is called as for Submit, with every

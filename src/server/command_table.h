@@ -16,6 +16,9 @@
 //                valid only during the call, so a handler writes them into
 //                its reply (no copy in between) and copies what it must keep
 //                (a CAS loop's expected value, in cmd.scratch).
+//                finish may run inside the store's Submit (early answers,
+//                shared_round.h), where the store may hold locks: it must
+//                not call Submit, Flush or anything that waits for the store.
 #pragma once
 
 #include <cstdint>

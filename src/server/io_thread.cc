@@ -153,8 +153,9 @@ void IoThread::FinishEarly(SharedRound* round, const Store::EarlyAnswers& answer
     Add(stats_.early_rounds, 1);
     // Inside Submit: the connection writes its replies and, for CAS losers,
     // joins the next round; it reads and dispatches on its next turn.
-    m.conn->ProcessEarly(answers.results, round);
-    ScheduleAgain(m.conn);
+    Connection* conn = std::exchange(m.conn, nullptr);  // it may be deleted before the round completes
+    conn->ProcessEarly(answers.results, round);
+    ScheduleAgain(conn);
   }
 }
 

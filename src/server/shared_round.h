@@ -9,7 +9,8 @@
 // collects the rounds of every connection it serves during one iteration of
 // its event loop into one batch (IoThread::pending) and submits it once, at
 // the end of the iteration — the latency bound: one pass over the ready
-// sockets — or as soon as it holds `max-batch-ops` operations.
+// sockets — or once it holds `max-batch-ops` operations (checked after each
+// connection's dispatch, so a batch may pass that by one connection's round).
 //
 // Nothing changes for a connection. Its ops are one contiguous range of the
 // batch, in command order, and it has at most one round in flight, so its
