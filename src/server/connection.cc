@@ -54,7 +54,7 @@ void Connection::Close(const char* why) {
   loop_->Retire(this);
 }
 
-bool Connection::idle() const { return commands_.empty() && !in_flight_ && out_sent_ == out_.size(); }
+bool Connection::idle() const { return commands_.empty() && !in_flight() && out_sent_ == out_.size(); }
 
 void Connection::BeginDrain() {
   draining_ = true;
@@ -62,7 +62,7 @@ void Connection::BeginDrain() {
 }
 
 bool Connection::CanRead() const {
-  return !dead_ && !close_after_reply_ && !draining_ && !saw_eof_ && !in_flight_ && commands_.empty() &&
+  return !dead_ && !close_after_reply_ && !draining_ && !saw_eof_ && !in_flight() && commands_.empty() &&
          out_.size() - out_sent_ < loop_->settings().client_output_high_water;
 }
 
@@ -79,7 +79,6 @@ void Connection::Drive() {
     // A round completed after the socket closed: the object may now go.
     if (round_ready_) {
       round_ready_ = false;
-      in_flight_ = false;
       loop_->Leave(std::exchange(round_of_, nullptr));  // nobody will read its results
     }
     return;
@@ -95,15 +94,15 @@ void Connection::Drive() {
     }
     FlushOutput();
     if (dead_) break;
-    if (!in_flight_ && next_ < commands_.size()) {
+    if (!in_flight() && next_ < commands_.size()) {
       // Commands left behind a round that finished early (ProcessEarly does
       // not dispatch: it runs inside the store's Submit).
       const size_t before = next_;
       Dispatch();
-      if (next_ != before || in_flight_) continue;
+      if (next_ != before || in_flight()) continue;
     }
-    if (!commands_.empty() && head_ == commands_.size() && !in_flight_) FinishRead();
-    bool answered = commands_.empty() && !in_flight_ && out_sent_ == out_.size();
+    if (!commands_.empty() && head_ == commands_.size() && !in_flight()) FinishRead();
+    bool answered = commands_.empty() && !in_flight() && out_sent_ == out_.size();
     if (answered && (close_after_reply_ || draining_)) {
       Close(close_after_reply_ ? "close after reply" : "shutdown");
       break;
@@ -386,7 +385,6 @@ bool Connection::TouchesBlocked(const Command& c) const {
 }
 
 void Connection::ProcessRound() {
-  in_flight_ = false;
   SharedRound* round = std::exchange(round_of_, nullptr);
   FinishRound(round->results);
   // Every value of the round is in a reply now (out_ or a held
@@ -396,7 +394,6 @@ void Connection::ProcessRound() {
 }
 
 void Connection::ProcessEarly(const Results& results, SharedRound* round) {
-  in_flight_ = false;
   round_of_ = nullptr;
   if (!dead_) FinishRound(results);
   loop_->Leave(round);

@@ -152,7 +152,6 @@ class Connection {
   // The loop put this connection's round into `round` (IoThread::JoinRound).
   void EnterRound(SharedRound* round) {
     round_of_ = round;
-    in_flight_ = true;
   }
   // The store completed the round; the connection finishes it on its next
   // Drive (called on the loop thread).
@@ -167,7 +166,8 @@ class Connection {
   // is deleted by its loop once no round is in flight.
   void Close(const char* why);
   bool dead() const { return dead_; }
-  bool in_flight() const { return in_flight_; }
+  // In a round (pending in the loop's batch, or submitted) not yet finished.
+  bool in_flight() const { return round_of_ != nullptr; }
   // Idle: nothing queued, nothing in flight, no reply pending.
   bool idle() const;
   uint64_t last_interaction_ms() const { return info_.last_interaction_ms.load(std::memory_order_relaxed); }
@@ -238,7 +238,6 @@ class Connection {
   std::vector<uint32_t> prev_round_;
   std::vector<std::string_view> blocked_small_;
   std::unordered_set<std::string_view> blocked_large_;
-  bool in_flight_ = false;
   bool round_ready_ = false;
 
   // Output.
