@@ -5,15 +5,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <thread>
 
+#include "durability/durable_store.h"
 #include "durability/log_format.h"
+#include "durability/log_manifest.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
 
@@ -149,39 +153,190 @@ TEST(DurableRegression, LoadOnOpenFalseStartsEmptyOverAnExistingLog) {
 }
 // 6. SetAppendOnly(true): writes are acknowledged (kAlways) into incr N
 // before the manifest names it; a crash then loses them.
+//
+// The window is between the log's start (writes go to incr N from then on)
+// and the manifest naming incr N, which is written after the base. The test
+// used to hope that a loop of writes would land in it while a large base was
+// written; under load it often did not (checked == 0). Here the base write
+// stops at a gate (GateStore's image blocks in its first Next()) until the
+// test has written inside the window, so every run tests it.
+
+// Blocks the first Next() of the images opened while armed until Release().
+class Gate {
+ public:
+  void Arm() { std::lock_guard<std::mutex> l(mu_); armed_ = true; }
+  // Called by the image: parks the writing thread while armed.
+  void Pass() {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!armed_) return;
+    armed_ = false;
+    entered_ = true;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return released_; });
+  }
+  void WaitEntered() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return entered_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> l(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, entered_ = false, released_ = false;
+};
+
+// A CPU store whose snapshot images pass the gate before their first chunk.
+class GateStore final : public Store {
+ public:
+  GateStore(std::unique_ptr<Store> inner, Gate* gate) : inner_(std::move(inner)), gate_(gate) {}
+  Batch NewBatch() override { return inner_->NewBatch(); }
+  void Submit(Batch batch, Completion done) override { inner_->Submit(std::move(batch), std::move(done)); }
+  uint64_t Size() const override { return inner_->Size(); }
+  uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
+  void Clear() override { inner_->Clear(); }
+  StoreInfo Info() const override { return inner_->Info(); }
+  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override {
+    std::unique_ptr<SnapshotReader> image;
+    Status s = inner_->OpenSnapshot(&image);
+    if (s.ok()) *out = std::make_unique<Reader>(std::move(image), gate_);
+    return s;
+  }
+
+ private:
+  class Reader final : public SnapshotReader {
+   public:
+    Reader(std::unique_ptr<SnapshotReader> image, Gate* gate) : image_(std::move(image)), gate_(gate) {}
+    bool Next(SnapshotChunk* chunk) override {
+      if (first_) gate_->Pass();
+      first_ = false;
+      return image_->Next(chunk);
+    }
+    uint64_t size() const override { return image_->size(); }
+    Status status() const override { return image_->status(); }
+
+   private:
+    std::unique_ptr<SnapshotReader> image_;
+    Gate* gate_;
+    bool first_ = true;
+  };
+  std::unique_ptr<Store> inner_;
+  Gate* gate_;
+};
+
+// Fails the binary after `secs` unless destroyed first (a deadlock in the
+// test below would otherwise hold CI); unlike Watchdog it ends with the test,
+// so the test can run under --gtest_repeat.
+class ScopedWatchdog {
+ public:
+  ScopedWatchdog(int secs, const char* what)
+      : thread_([this, secs, what] {
+          std::unique_lock<std::mutex> l(mu_);
+          if (!cv_.wait_for(l, std::chrono::seconds(secs), [&] { return done_; })) {
+            fprintf(stderr, "WATCHDOG: %s: still running after %d s -> deadlock/hang\n", what, secs);
+            _exit(3);
+          }
+        }) {}
+  ~ScopedWatchdog() {
+    { std::lock_guard<std::mutex> l(mu_); done_ = true; }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   TempDir dir;
-  auto store = Open(Cfg(dir.path, false));
+  ScopedWatchdog watchdog(60, "NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog");
+  Gate gate;
+  // What the completions use, declared before the store: its destruction
+  // delivers whatever is still parked (after a failed ASSERT).
+  const fs::path log_dir = fs::path(dir.path) / "appendonlydir";
+  const fs::path manifest = log_dir / "appendonly.kvcg.manifest";
+  std::string incr;  // the log's file
+  std::mutex mu;
+  std::condition_variable cv;
+  int acked = 0, acked_unnamed = 0;
+  const Config cfg = Cfg(dir.path, false);
+  std::unique_ptr<Store> store;
+  {
+    Config volatile_cfg = cfg;
+    volatile_cfg.durability = DurabilityConfig{};
+    std::unique_ptr<Store> cpu;
+    ASSERT_TRUE(Store::Open(volatile_cfg, &cpu).ok());
+    ASSERT_TRUE(durability::OpenDurable(cfg, std::make_unique<GateStore>(std::move(cpu), &gate), &store).ok());
+  }
   Durable* d = AsDurable(store.get());
-  for (int i = 0; i < 100000; ++i) {
+  constexpr int kBase = 1000, kWindow = 64;
+  for (int i = 0; i < kBase; ++i) ASSERT_EQ(store->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
+
+  gate.Arm();
+  std::thread on([&] { EXPECT_TRUE(d->SetAppendOnly(true).ok()); });
+  struct Join {  // a failed ASSERT below still lets SetAppendOnly finish
+    Gate& gate;
+    std::thread& on;
+    ~Join() { gate.Release(); if (on.joinable()) on.join(); }
+  } join{gate, on};
+  gate.WaitEntered();
+  // Inside the window: the log is on (new writes go to its file), its base
+  // is being written, and no manifest names the file yet.
+  ASSERT_TRUE(d->Persistence().aof_enabled);
+  ASSERT_FALSE(fs::exists(manifest));
+  for (const auto& e : fs::directory_iterator(log_dir)) {
+    if (e.path().string().ends_with(".incr.kvcg")) incr = e.path().filename().string();
+  }
+  ASSERT_FALSE(incr.empty()) << "the log's file is created before the log starts";
+
+  // Under appendfsync always a write is acknowledged only once a restart
+  // would find it, i.e. once the manifest names the file it is in. Each
+  // completion records whether the manifest did when it was called.
+  for (int i = 0; i < kWindow; ++i) {
     Batch b = store->NewBatch();
-    b.Put("k" + std::to_string(i), std::string(100, 'v'));
-    store->Execute(std::move(b));
+    b.Put("acked" + std::to_string(i), "x");
+    store->Submit(std::move(b), [&](Results&& r) {
+      EXPECT_EQ(r.code(0), Code::kNotFound);
+      durability::LogManifest m;
+      const bool named = durability::LogManifest::Read(manifest.string(), &m).ok() && !m.base.empty() &&
+                         std::find(m.incrs.begin(), m.incrs.end(), incr) != m.incrs.end();
+      std::lock_guard<std::mutex> l(mu);
+      ++acked;
+      if (!named) ++acked_unnamed;
+      cv.notify_all();
+    });
   }
-  std::atomic<bool> done{false};
-  std::thread on([&] {
-    EXPECT_TRUE(d->SetAppendOnly(true).ok());
-    done = true;
-  });
-  const fs::path manifest = fs::path(dir.path) / "appendonlydir" / "appendonly.kvcg.manifest";
-  int checked = 0, n = 0;
-  while (!done) {
-    // Only a write submitted once the log is on is promised anything: under
-    // appendfsync always it is acknowledged only once a restart would find
-    // it, i.e. once the manifest names the log it is in.
-    const bool log_on = d->Persistence().aof_enabled;
-    ASSERT_EQ(store->Put("acked" + std::to_string(n++), "x").code, Code::kNotFound);
-    if (log_on) {
-      EXPECT_TRUE(fs::exists(manifest)) << "acknowledged under appendfsync always before any manifest named its log";
-      ++checked;
-    }
+  // SyncLog writes and fsyncs everything submitted: from then on only the
+  // missing manifest may keep the writes waiting. A completion that a broken hold
+  // lets the flusher thread deliver is waited for a moment (a passing run
+  // pays that moment; it cannot make the test fail), and the check in each
+  // completion catches any later one that still precedes the manifest.
+  ASSERT_TRUE(d->SyncLog().ok());
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait_for(l, std::chrono::milliseconds(200), [&] { return acked > 0; });
+    EXPECT_EQ(acked, 0) << "acknowledged under appendfsync always before any manifest named its log";
   }
+  gate.Release();
   on.join();
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return acked == kWindow; });  // released with the manifest (watchdog if never)
+    EXPECT_EQ(acked_unnamed, 0) << "acknowledged under appendfsync always before the manifest named its log";
+  }
   store.reset();
   // And they are there after a restart.
   store = Open(Cfg(dir.path, true));
-  EXPECT_EQ(store->Size(), 100000u + uint64_t(n));
-  EXPECT_GT(checked, 0) << "no write was submitted while the base was being written";
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Size(), uint64_t(kBase + kWindow));
+  for (int i = 0; i < kWindow; ++i) EXPECT_EQ(store->Get("acked" + std::to_string(i)).value, "x");
 }
 
 }  // namespace
