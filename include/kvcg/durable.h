@@ -39,7 +39,7 @@
 //  * Threads: every method is thread-safe. Completions are never called
 //    while this wrapper holds a lock, so a Completion may Submit and read
 //    Persistence(). One exception on the GPU backend: a Completion (run on
-//    its pipeline thread) must not Submit a write while Save, BackgroundSave,
+//    its pipeline or delivery thread) must not Submit a write while Save, BackgroundSave,
 //    RewriteLog (also automatic), SetAppendOnly or Clear takes its cut — the
 //    cut holds every write lane until the pipeline reaches its marker, which
 //    waits for that completion. Submit from another thread instead.

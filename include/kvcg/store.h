@@ -112,7 +112,11 @@ class Store {
   // Executes `batch` asynchronously and reports through `done`. Never throws
   // for bad input: over-limit keys/values, wrong sizes for Layout::kFixed8 and
   // exhausted capacity are per-operation error results. The store owns the
-  // batch until `done` is called. Thread-safe.
+  // batch until `done` is called. `done` runs on the submitting thread
+  // (CPU backend, engine hot batches) or on a store thread (GPU backend:
+  // its pipeline or delivery thread), once; it may Submit again but must
+  // not wait for another batch of the store: completions after it wait for
+  // it. Thread-safe.
   virtual void Submit(Batch batch, Completion done) = 0;
 
   // Early answers: Submit, and let the submitter read the ops that are

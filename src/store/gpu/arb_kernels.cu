@@ -175,18 +175,55 @@ __device__ void WriteCtl(const ArbDev& a, uint32_t op, uint32_t p, uint32_t s, i
   a.ctl[op] = MakeCtl(type & 3, (type & 4) != 0, group, need);
 }
 
+// A small ARB's input, from the mapped staging buffer to device memory by
+// the whole block (ArbDev::stage): one call and ~3 µs of DMA latency less
+// than a copy before the kernel. Four 16-byte loads in flight per thread,
+// as PCIe reads are round trips.
+__device__ void CopyStage(const ArbDev& a) {
+  const uint4* __restrict__ src = reinterpret_cast<const uint4*>(a.stage);
+  uint4* __restrict__ dst = reinterpret_cast<uint4*>(const_cast<char*>(a.input));
+  const uint32_t words = (a.stage_bytes + 15) / 16;
+  constexpr uint32_t kUnroll = 4;
+  for (uint32_t w0 = threadIdx.x; w0 < words; w0 += kUnroll * kThreads) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (uint32_t u = 0; u < kUnroll; ++u) {
+      const uint32_t w = w0 + u * kThreads;
+      if (w < words) v[u] = src[w];
+    }
+#pragma unroll
+    for (uint32_t u = 0; u < kUnroll; ++u) {
+      const uint32_t w = w0 + u * kThreads;
+      if (w < words) dst[w] = v[u];
+    }
+  }
+  __syncthreads();
+}
+
 // --- Small ARBs: everything in one block. kItems per thread is the
 // smallest that holds n (sorting padding costs as much as sorting ops).
+//
+// Ops are grouped by kSmallSortBits bits of their hash (bits 48..63), not
+// all 64: a group is then a superset of one key's ops, which is still a
+// correct order (as the large path's 32 bits; arb_kernels.h), and the block
+// radix sort makes 4 passes instead of 16. The sort was most of a small
+// ARB's time on the device: ~20 µs of a 512-op batch's ~40 (H100,
+// KVCG_GPU_PROFILE). The price is false grouping: about n^2 / 2^17 pairs of
+// different keys ordered as if equal (2 in a 512-op ARB, 32 in a 2048-op
+// one), each costing one wait inside the table kernel.
+constexpr int kSmallSortBits = 16;
+
 template <int kItems>
 __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
-  using Sort = cub::BlockRadixSort<uint64_t, kThreads, kItems, uint32_t>;
+  using Sort = cub::BlockRadixSort<uint32_t, kThreads, kItems, uint32_t>;
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ union {
     typename Sort::TempStorage sort;
     typename Scan::TempStorage scan;
   } temp;
-  __shared__ uint64_t sh_hash[kThreads * kItems];
+  __shared__ uint32_t sh_key[kThreads * kItems];
   const uint32_t tid = threadIdx.x;
+  if (a.stage != nullptr) CopyStage(a);
   for (uint32_t i = tid; i < a.n; i += kThreads) NormalizeOp(a, i);
   if (tid == 0) InitHeader(a);
   __syncthreads();
@@ -194,24 +231,25 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
   for (uint32_t j = tid; j < scatter; j += kThreads) ScatterPut(a, j);
   __syncthreads();
 
-  uint64_t keys[kItems];
+  uint32_t keys[kItems];
   uint32_t idx[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const uint32_t i = tid * kItems + k;
     idx[k] = i;
-    // Padding sorts last (stable: after any real hash of ~0).
-    keys[k] = i < a.n ? a.hash[i] : ~0ull;
+    // Padding sorts last (stable: after any real key of all ones).
+    keys[k] = i < a.n ? uint32_t(a.hash[i] >> (64 - kSmallSortBits)) : ~0u;
   }
-  Sort(temp.sort).Sort(keys, idx);  // blocked arrangement: position tid * kItems + k
+  // Blocked arrangement: position tid * kItems + k.
+  Sort(temp.sort).Sort(keys, idx, 0, kSmallSortBits);
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) sh_hash[tid * kItems + k] = keys[k];
+  for (int k = 0; k < kItems; ++k) sh_key[tid * kItems + k] = keys[k];
   __syncthreads();
   int seg[kItems], lastw[kItems];
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const uint32_t p = tid * kItems + k;
-    seg[k] = p == 0 || sh_hash[p - 1] != keys[k] ? int(p) : 0;
+    seg[k] = p == 0 || sh_key[p - 1] != keys[k] ? int(p) : 0;
     lastw[k] = idx[k] < a.n && IsWriter(a.type[idx[k]]) ? int(p) : -1;
   }
   Scan(temp.scan).InclusiveScan(seg, seg, MaxInt{});
@@ -222,7 +260,7 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
     const uint32_t p = tid * kItems + k;
     if (idx[k] >= a.n) continue;
     const uint32_t s = uint32_t(seg[k]);
-    const bool alone = s == p && (p + 1 == a.n || sh_hash[p + 1] != keys[k]);
+    const bool alone = s == p && (p + 1 == a.n || sh_key[p + 1] != keys[k]);
     WriteCtl(a, idx[k], p, s, lastw[k], alone);
   }
 }
@@ -277,6 +315,7 @@ cudaError_t ArbTempBytes(uint32_t n, size_t* bytes) {
 }
 
 cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream) {
+  if (a.stage != nullptr && a.n > kSmallArbOps) return cudaErrorInvalidValue;
   if (a.n <= kSmallArbOps) {
     if (a.n <= kThreads) {
       SmallPrepareKernel<1><<<1, kThreads, 0, stream>>>(a);

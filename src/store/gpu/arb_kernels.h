@@ -24,9 +24,11 @@
 //      need = p - s (a write waits for all earlier ops) or, for a GET,
 //      (last write at or before p) - s + 1 (0 if none).
 //   Small ARBs (<= kSmallArbOps) do both in one single-block kernel (block
-//   radix sort and scans in shared memory): one launch instead of eight, which
-//   is what keeps a 512-op round trip near the PCIe floor. Large ARBs use
-//   device-wide cub sort and scans.
+//   radix sort of the hash's top 16 bits and scans in shared memory): one
+//   launch instead of eight, which is what keeps a 512-op round trip near
+//   the PCIe floor. Large ARBs use device-wide cub sort (top 32 bits) and
+//   scans. Grouping by some of the hash's bits groups a superset of each
+//   key's ops: still a correct order, at the price of rare extra waits.
 // Results: the L-Slab kernel itself writes them in kvcg's form into the
 // ARB's output region (lslab_kernel.cu WriteOutputs) — a kvcg::Code byte per
 // op, and a ValueRef per op (general: a view of the value blob in host
@@ -98,6 +100,11 @@ struct ArbDev {
   const uint32_t* write_ops = nullptr;  // general: indices of write ops
   uint32_t write_count = 0;
   const uint64_t* host_hash = nullptr;  // per op, or null: hash on the device
+  // Small ARBs: the input region's bytes, still in the page-locked staging
+  // buffer (mapped); the prepare kernel copies them to `input` itself, so
+  // no copy call precedes it. Null: the pipeline copied them.
+  const char* stage = nullptr;
+  uint32_t stage_bytes = 0;
   int allowance = 0;
   // Normalized columns (n each), the L-Slab kernel's input.
   uint8_t* type = nullptr;   // L-Slab OpCode

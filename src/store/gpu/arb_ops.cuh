@@ -81,5 +81,29 @@ __device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t ra
   }
 }
 
+// Every block, after its ops: the last block to finish copies the ARB's
+// output region to the host (ArbView::publish). A DMA copy after the kernel
+// costs the pipeline thread a CUDA call and the ARB a few microseconds of
+// device latency (H100: ~7 µs from kernel end to results on the host); for
+// a small ARB's few kilobytes one block's 16-byte stores over PCIe are
+// quicker. Each block fences its results before it counts itself done, so
+// the last one reads every block's (threadFenceReduction's pattern).
+__device__ __forceinline__ void PublishOutputs(const ArbView& a) {
+  if (a.publish == nullptr) return;
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(a.blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const uint4* src = reinterpret_cast<const uint4*>(a.publish_src);
+  uint4* dst = reinterpret_cast<uint4*>(a.publish);
+  const uint32_t words = (a.publish_bytes + 15) / 16;
+  for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) dst[w] = __ldcg(src + w);
+}
+
 }  // namespace
 }  // namespace kvcg::store::gpu

@@ -418,8 +418,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
 // in flight hide more of each op's dependent memory round trips, at the
 // price of some spilling (the benchmark measures which wins).
-template <int kMinBlocks, int kTile>
-__global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
+template <int kTile>
+__device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
   const Tile<kTile> tile(threadIdx.x & 31);
   const uint32_t per_tile = a.ops_per_warp < kTile ? a.ops_per_warp : kTile;
   while (true) {
@@ -473,6 +473,12 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
       }
     }
   }
+}
+
+template <int kMinBlocks, int kTile>
+__global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
+  LSlabOps<kTile>(t, a);
+  PublishOutputs(a);
 }
 
 // Default variant: 8 lanes per op (4 ops of a warp in flight), registers

@@ -161,6 +161,15 @@ struct ArbView {
                             // raw code | old length << 32)
   const uint32_t* wslot;    // general: per op, its index in out_writes or ~0
   uint32_t* retry_flag;     // set when an op must retry
+  // Small ARBs: the kernel hands its results to the host itself. The last
+  // block to finish copies publish_bytes from publish_src (the output
+  // region, in device memory) to publish (page-locked host memory, mapped),
+  // so no copy call follows the kernel (PublishOutputs, arb_ops.cuh).
+  // publish null: the pipeline copies (large ARBs), or nothing (benchmark).
+  char* publish;
+  const char* publish_src;
+  uint32_t publish_bytes;
+  uint32_t* blocks_done;    // with publish: blocks finished (zeroed by the prepare kernel)
   uint8_t* res_code;
   uint64_t* res_value;      // fixed8: value; general: ValueBlob* before the op
   uint32_t* res_len;        // general: length of that value (found only)

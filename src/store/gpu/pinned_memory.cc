@@ -31,7 +31,7 @@ void* PinnedMemory::Allocate(size_t bytes) {
     }
   }
   void* p = nullptr;
-  if (cudaHostAlloc(&p, size_t(1) << (c + kMinClass), cudaHostAllocPortable) != cudaSuccess) {
+  if (cudaHostAlloc(&p, size_t(1) << (c + kMinClass), cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
   }

@@ -5,7 +5,7 @@
 // cudaHostAlloc costs milliseconds (it pins pages and maps them for the
 // device), far too much per batch, so freed blocks are kept in power-of-two
 // size classes and reused. Memory is portable (usable from any CUDA context
-// of the process). The pool keeps at most `cache_limit` bytes of idle blocks;
+// of the process) and mapped (kernels write small ARBs' results into it). The pool keeps at most `cache_limit` bytes of idle blocks;
 // beyond that a freed block goes back to the driver. The default is 4 GiB:
 // with 1 GiB, 14 submitters x 3 in flight of 65,536-op general batches
 // (batch columns, arenas and result buffers) passed the limit once the expiry

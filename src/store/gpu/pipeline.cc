@@ -21,12 +21,6 @@ namespace {
 constexpr int kDequeueBudget = 8;  // empty polls before an ARB leaves
 constexpr int kIdleSpinUs = 200;   // spin before sleeping when idle
 
-inline void CpuRelax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#endif
-}
-
 }  // namespace
 
 Pipeline::Pipeline(GpuStore* store, DeviceBudget* budget, PinnedMemory* pinned)
@@ -52,6 +46,8 @@ Pipeline::~Pipeline() {
     }
     if (s.lslab_done != nullptr) cudaEventDestroy(s.lslab_done);
     if (s.done != nullptr) cudaEventDestroy(s.done);
+    if (s.t_begin != nullptr) cudaEventDestroy(s.t_begin);
+    if (s.t_table != nullptr) cudaEventDestroy(s.t_table);
     if (s.stream != nullptr) cudaStreamDestroy(s.stream);
   }
   if (snapshot_totals_ != nullptr) cudaFree(snapshot_totals_);
@@ -67,13 +63,17 @@ Pipeline::~Pipeline() {
 cudaError_t Pipeline::Start() {
   for (Slot& s : slots_) {
     cudaError_t err = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.lslab_done, cudaEventDisableTiming);
-    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming);
+    const unsigned flags = profile_ ? cudaEventDefault : cudaEventDisableTiming;
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.lslab_done, flags);
+    if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.done, flags);
+    if (err == cudaSuccess && profile_) err = cudaEventCreate(&s.t_begin);
+    if (err == cudaSuccess && profile_) err = cudaEventCreate(&s.t_table);
     if (err != cudaSuccess) return err;
   }
   // The configured limit and policy (Open): nothing is stored yet.
   const Config& config = store_->config();
   if (!ApplyLimit(config.max_memory_bytes, config.eviction).ok()) return cudaErrorUnknown;
+  delivery_thread_ = std::thread([this] { DeliveryRun(); });
   thread_ = std::thread([this] {
     cudaSetDevice(store_->config().gpu_device);
     Run();
@@ -82,6 +82,7 @@ cudaError_t Pipeline::Start() {
 }
 
 void Pipeline::Enqueue(Request* r) {
+  if (profile_) r->enqueued_ns = NowNs();
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(r);
@@ -98,6 +99,12 @@ void Pipeline::Stop() {
   cv_.notify_one();
   if (!thread_.joinable()) return;
   thread_.join();
+  {  // the pipeline handed its last ARBs: the delivery thread drains them and ends
+    std::lock_guard<std::mutex> lock(ring_mu_);
+    ring_stop_ = true;
+  }
+  ring_cv_.notify_one();
+  delivery_thread_.join();
   if (profile_ && prof_.arbs > 0) {
     const double ops = double(prof_.ops);
     std::fprintf(stderr,
@@ -112,6 +119,18 @@ void Pipeline::Stop() {
                  prof_.lslab / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
                  prof_.deliver / 1e6, prof_.launch / ops, prof_.wait / ops, prof_.frees / ops,
                  prof_.deliver / ops);
+    std::fprintf(stderr,
+                 "gpu pipeline delivery: %llu of %llu ARBs handed to the delivery thread (ms "
+                 "queuing %.1f, its delivery %.1f)\n",
+                 (unsigned long long)prof_.handed, (unsigned long long)prof_.arbs,
+                 prof_.hand / 1e6, prof_.offloaded / 1e6);
+    const double arbs = prof_.dev_arbs != 0 ? double(prof_.dev_arbs) : 1.0;
+    const double batches = prof_.timed_batches != 0 ? double(prof_.timed_batches) : 1.0;
+    std::fprintf(stderr,
+                 "gpu pipeline latency: per ARB on the device (us) to its table kernel %.1f, "
+                 "table kernel %.1f, copy out %.1f; per batch (us) queued %.1f, answered %.1f\n",
+                 prof_.dev_before / arbs, prof_.dev_table / arbs, prof_.dev_out / arbs,
+                 prof_.queued / 1e3 / batches, prof_.answered / 1e3 / batches);
   }
 }
 
@@ -147,6 +166,9 @@ void Pipeline::Run() {
     if (marker_ != nullptr) {
       Request* m = marker_;
       marker_ = nullptr;
+      // Everything before the marker is delivered before it is answered.
+      while (!inflight_.empty()) CompleteFront();
+      DrainDeliveries();
       if (m->clear != nullptr) {
         HandleClear(m);
       } else if (m->sweep != nullptr) {
@@ -243,6 +265,7 @@ bool Pipeline::Gather(Slot& s) {
       pending_ = r;  // first of the next ARB
       break;
     }
+    if (profile_) prof_.queued += NowNs() - r->enqueued_ns;
     s.begin.push_back(uint32_t(s.n));
     s.reqs.push_back(r);
     s.n += r->batch.size();
@@ -292,6 +315,18 @@ bool Pipeline::Finish(Slot& s) {
     FailAll(s, Code::kInternal);
     return false;
   }
+  if (profile_) {
+    float before = 0, table = 0, out = 0;
+    if (cudaEventElapsedTime(&before, s.t_begin, s.t_table) == cudaSuccess &&
+        cudaEventElapsedTime(&table, s.t_table, s.lslab_done) == cudaSuccess &&
+        cudaEventElapsedTime(&out, s.lslab_done, s.done) == cudaSuccess) {
+      prof_.dev_before += before * 1e3;
+      prof_.dev_table += table * 1e3;
+      prof_.dev_out += out * 1e3;
+      ++prof_.dev_arbs;
+    }
+    cudaGetLastError();
+  }
   const uint32_t* hdr = reinterpret_cast<const uint32_t*>(s.arb->out + s.out_hdr);
   store_->space().Release(s.reserved, s.reserved - uint64_t(int(hdr[1])));
   {
@@ -325,8 +360,7 @@ void Pipeline::Complete(Slot& s) {
       }
     }
   }
-  StageTimer t(profile_, &prof_.deliver);
-  Deliver(s);
+  Hand(s);
 }
 
 void Pipeline::FreeWrites(Slot& s) {
@@ -427,39 +461,6 @@ void Pipeline::RunRetries(Slot& s) {
   }
 }
 
-void Pipeline::Deliver(Slot& s) {
-  if (s.arb == nullptr) {  // nothing was launched (only empty batches)
-    for (Request* r : s.reqs) {
-      r->done(Results());
-      delete r;
-    }
-    s.reqs.clear();
-    return;
-  }
-  ResultEpochs::Arb* arb = s.arb;
-  const Code* codes = reinterpret_cast<const Code*>(arb->out + s.out_codes);
-  const char* values = arb->out + s.out_values;
-  const uint64_t* expires =
-      s.with_expires ? reinterpret_cast<const uint64_t*>(arb->out + s.out_expires) : nullptr;
-  arb->refs.fetch_add(uint32_t(s.reqs.size()), std::memory_order_relaxed);
-  for (size_t r = 0; r < s.reqs.size(); ++r) {
-    Request* req = s.reqs[r];
-    const size_t b = s.begin[r];
-    const size_t n = req->batch.size();
-    auto lease = std::make_unique<ResultEpochs::Lease>(arb);
-    Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
-                                     std::move(lease), expires != nullptr ? expires + b : nullptr)
-                           : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
-                                     std::move(lease));
-    Store::Completion done = std::move(req->done);
-    delete req;  // the batch's memory goes back to its pool before the callback
-    done(std::move(res));
-  }
-  s.reqs.clear();
-  ResultEpochs::Release(arb);  // the pipeline's hold
-  s.arb = nullptr;
-}
-
 void Pipeline::FailAll(Slot& s, Code code) {
   for (const WriteRef& w : s.writes) {
     if (w.blob != nullptr) values_->Free(w.blob, w.vlen);
@@ -470,6 +471,7 @@ void Pipeline::FailAll(Slot& s, Code code) {
     ResultEpochs::Release(s.arb);
     s.arb = nullptr;
   }
+  DrainDeliveries();  // earlier ARBs' completions first
   for (Request* r : s.reqs) {
     ResultsBuilder b;
     b.Reset(r->batch.size());

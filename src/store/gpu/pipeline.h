@@ -23,10 +23,26 @@
 //   * on the slot's stream: copies in, ArbPrepare (check, hash, same-key
 //     numbering on the GPU), the L-Slab kernel (after the previous ARB's
 //     L-Slab kernel: stream event; it writes the results), one copy out into the
-//     ARB's page-locked output buffer (result_epochs.h).
+//     ARB's page-locked output buffer (result_epochs.h). A small ARB makes
+//     neither copy call: its prepare kernel reads the staging buffer and its
+//     table kernel's last block writes the output buffer (mapped memory) —
+//     each CUDA call costs the thread 2.5–5 µs on the H100, a DMA a few µs
+//     of latency, and a few hundred ops' bytes move faster inside kernels.
 // Complete, per ARB: frees and retires replaced memory (per write op),
 // then hands each batch a Results borrowing its slice of the output buffer
 // and calls its completion. Nothing is built per GET.
+//
+// Delivery (pipeline_delivery.cc) — building those Results and calling the
+// completions — runs on a second thread while the pipeline has more work
+// (queued batches or ARBs in flight), inline when it is idle. Why: under a
+// server's load it was 14 of the pipeline thread's 51 µs per ARB
+// (KVCG_GPU_PROFILE, H100), and that one thread is what bounds the GPU
+// store at small batches; idle, a hand-off would only add latency. One
+// delivery thread takes ARBs in completion order, and the pipeline
+// delivers inline only when that thread has nothing left, so completions
+// keep the order they had. Markers (Clear, snapshots, sweeps, settings)
+// and failures wait for it to drain first: a completion of a batch before a
+// marker is still called before the marker is answered.
 //
 // Order. Batches enter ARBs in queue order and ARBs' L-Slab kernels run in
 // launch order, so ops on a key take effect in submission order across
@@ -83,6 +99,12 @@ inline uint64_t NowNs() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count());
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
 }
 
 // Adds the time from construction to destruction to *slot when profiling.
@@ -161,6 +183,7 @@ struct Request {
   SnapshotMarker* snapshot = nullptr;
   SweepMarker* sweep = nullptr;
   SettingMarker* setting = nullptr;
+  uint64_t enqueued_ns = 0;  // when profiling: Enqueue's clock
   bool marker() const {
     return clear != nullptr || snapshot != nullptr || sweep != nullptr || setting != nullptr;
   }
@@ -170,6 +193,13 @@ class Pipeline {
  public:
   // Batches of at least this many ops in page-locked memory are DMA'd as is.
   static constexpr size_t kDirectOps = 1024;
+  // Small ARBs (<= kSmallArbOps ops) move their bytes inside the kernels
+  // rather than by copy calls around them, up to these sizes: the prepare
+  // kernel reads the staging buffer (PCIe reads are round trips: a few per
+  // block are cheaper than a DMA's latency, many are not), the table
+  // kernel's last block writes the results (posted writes).
+  static constexpr size_t kKernelCopyInBytes = 32 << 10;
+  static constexpr size_t kKernelCopyOutBytes = 64 << 10;
 
   Pipeline(GpuStore* store, DeviceBudget* budget, PinnedMemory* pinned);
   ~Pipeline();
@@ -215,6 +245,10 @@ class Pipeline {
     cudaStream_t stream = nullptr;
     cudaEvent_t lslab_done = nullptr;
     cudaEvent_t done = nullptr;
+    // When profiling, timing events: the ARB's stream work begins, its
+    // table kernel begins (after the previous ARB's); `lslab_done` and
+    // `done` then time too.
+    cudaEvent_t t_begin = nullptr, t_table = nullptr;
     char* stage = nullptr;  // page-locked staging (input blocks + aux)
     size_t stage_cap = 0;
     DevBuf in, work, out;  // in: input blocks, then the aux region
@@ -247,7 +281,26 @@ class Pipeline {
   // Finish, then re-run retries (exclusive ARBs), then deliver.
   void Complete(Slot& s);
   void RunRetries(Slot& s);
+  // Delivery (pipeline_delivery.cc). What a delivery needs of a slot once
+  // the slot is reused: its requests and the ARB's output.
+  struct Delivery {
+    std::vector<Request*> reqs;
+    std::vector<uint32_t> begin;
+    ResultEpochs::Arb* arb = nullptr;  // null: nothing was launched (only empty batches)
+    size_t out_codes = 0, out_values = 0, out_expires = 0;
+    bool with_expires = false;
+  };
+  // s's results to its requests, here and now (s.reqs emptied, s.arb null).
   void Deliver(Slot& s);
+  // The same, or queued for the delivery thread while the pipeline is busy.
+  void Hand(Slot& s);
+  // Builds each request's Results, calls its completion, drops the ARB's hold.
+  void DeliverResults(std::vector<Request*>& reqs, const std::vector<uint32_t>& begin,
+                      ResultEpochs::Arb* arb, size_t out_codes, size_t out_values,
+                      const uint64_t* expires);
+  void DeliveryRun();
+  // Returns once the delivery thread has delivered everything handed to it.
+  void DrainDeliveries();
   void FailAll(Slot& s, Code code);
   void FreeWrites(Slot& s);
   void HandleClear(Request* r);
@@ -331,6 +384,19 @@ class Pipeline {
   std::atomic<bool> sleeping_{false};
   std::thread thread_;
 
+  // The delivery thread's ring of ARBs (pipeline_delivery.cc): the
+  // pipeline fills [head + count), the thread delivers from head. Entries
+  // keep their vectors' memory from one ARB to the next.
+  static constexpr size_t kDeliveryRing = 16;
+  Delivery ring_[kDeliveryRing];
+  size_t ring_head_ = 0, ring_count_ = 0;  // under ring_mu_
+  bool ring_stop_ = false;                 // under ring_mu_
+  std::mutex ring_mu_;
+  std::condition_variable ring_cv_;        // the delivery thread waits here
+  std::atomic<size_t> ring_pending_{0};    // ring_count_, readable without the lock
+  std::atomic<bool> ring_sleeping_{false};
+  std::thread delivery_thread_;
+
   KeyRecordHeap records_;
   std::unique_ptr<ValueHeap> values_;
   ResultEpochs epochs_;
@@ -375,6 +441,16 @@ class Pipeline {
     uint64_t copies = 0, prepare = 0, lslab = 0;  // parts of launch: host time of the calls
     uint64_t writes = 0, reserve = 0;  // parts of launch: the write-op pass, the rest after it
     uint64_t arbs = 0, ops = 0, batches = 0;
+    uint64_t handed = 0, hand = 0;  // ARBs queued for the delivery thread, time spent queuing
+    uint64_t offloaded = 0;         // the delivery thread's deliver time (its own counter)
+    // Per ARB on the device (µs, from timing events): stream work begun ->
+    // table kernel begun (copy in, prepare, waiting for the previous ARB's
+    // kernel), -> table kernel done, -> results copied out.
+    double dev_before = 0, dev_table = 0, dev_out = 0;
+    uint64_t dev_arbs = 0;
+    // Per batch on the host (ns): Enqueue -> taken into an ARB, Enqueue ->
+    // its completion called.
+    uint64_t queued = 0, answered = 0, timed_batches = 0;
   } prof_;
   const bool profile_;
 };

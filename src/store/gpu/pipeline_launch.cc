@@ -29,7 +29,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     return;
   }
   if (s.n == 0) {  // only empty batches: answer at once
-    Deliver(s);
+    Hand(s);
     return;
   }
   const Config& config = store_->config();
@@ -207,7 +207,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     s.stage = nullptr;
     s.stage_cap = 0;
     const size_t want = stage_need + stage_need / 2 + 4096;
-    if (cudaHostAlloc(reinterpret_cast<void**>(&s.stage), want, cudaHostAllocDefault) !=
+    if (cudaHostAlloc(reinterpret_cast<void**>(&s.stage), want, cudaHostAllocMapped) !=
         cudaSuccess) {
       s.stage = nullptr;
       return cudaErrorMemoryAllocation;
@@ -221,11 +221,17 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   cudaStream_t st = s.stream;
   cudaError_t err = cudaSuccess;
   uint64_t t0 = profile_ ? NowNs() : 0;
+  if (profile_) err = cudaEventRecord(s.t_begin, st);
   // Input blocks: large page-locked batches straight from their memory, the
   // rest gathered into the staging buffer (one copy per run of them).
+  // A small ARB whose input is all staged needs no copy call: the prepare
+  // kernel reads the staging buffer itself (ArbDev::stage).
+  auto direct = [&](const Batch& b) { return b.pinned() && b.size() >= kDirectOps; };
+  bool in_kernel = n <= kSmallArbOps && input + aux <= kKernelCopyInBytes;
+  for (size_t r = 0; in_kernel && r < s.reqs.size(); ++r) in_kernel = !direct(s.reqs[r]->batch);
   size_t run_begin = 0, run_end = 0;
   auto flush = [&] {
-    if (err == cudaSuccess && run_end > run_begin) {
+    if (!in_kernel && err == cudaSuccess && run_end > run_begin) {
       err = cudaMemcpyAsync(s.in.p + run_begin, s.stage + run_begin, run_end - run_begin,
                             cudaMemcpyHostToDevice, st);
     }
@@ -235,7 +241,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   for (size_t r = 0; r < s.reqs.size(); ++r) {
     const Batch& b = s.reqs[r]->batch;
     const BlockLayout l = LayoutOf(b, general_);
-    if (b.pinned() && b.size() >= kDirectOps) {
+    if (direct(b)) {
       flush();
       ForEachColumn(b, l, [&](size_t off, const void* src, size_t bytes) {
         if (err == cudaSuccess && bytes != 0) {
@@ -272,7 +278,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   if (aux_joins_run) {
     run_end = input + aux;
     flush();
-  } else if (err == cudaSuccess) {
+  } else if (err == cudaSuccess && !in_kernel) {
     err = cudaMemcpyAsync(s.in.p + input, aux_h, aux, cudaMemcpyHostToDevice, st);
   }
 
@@ -289,6 +295,10 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   a.write_ops = reinterpret_cast<const uint32_t*>(s.in.p + input + wop_off);
   a.write_count = uint32_t(s.writes.size());
   a.host_hash = host_hash ? reinterpret_cast<const uint64_t*>(s.in.p + input + hash_off) : nullptr;
+  if (in_kernel) {
+    a.stage = s.stage;
+    a.stage_bytes = uint32_t(input + aux);
+  }
   a.allowance = int(s.reserved);
   char* w = s.work.p;
   a.type = reinterpret_cast<uint8_t*>(w + w_type);
@@ -336,6 +346,14 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.now = store_->config().clock();
   v.out_expires =
       s.with_expires ? reinterpret_cast<uint64_t*>(s.out.p + s.out_expires) : nullptr;
+  // A small ARB's kernel hands its results over itself (ArbView::publish).
+  const bool publish = n <= kSmallArbOps && out <= kKernelCopyOutBytes;
+  if (publish) {
+    v.publish = s.arb->out;
+    v.publish_src = s.out.p;
+    v.publish_bytes = uint32_t(out);
+    v.blocks_done = a.hdr + 3;
+  }
 
   uint64_t t1 = profile_ ? NowNs() : 0;
   if (profile_) prof_.copies += t1 - t0;
@@ -346,6 +364,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   }
   // Same-key order across ARBs: this L-Slab kernel after the previous one.
   if (err == cudaSuccess && last_lslab_ != nullptr) err = cudaStreamWaitEvent(st, last_lslab_, 0);
+  if (err == cudaSuccess && profile_) err = cudaEventRecord(s.t_table, st);
   if (err == cudaSuccess) {
     err = general_ ? LaunchLSlab(store_->table(), v, 0, st)
                    : LaunchWindowOps(store_->window_view(), v, 0, st);
@@ -357,11 +376,13 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   // completion instead of only at an eviction pass (pipeline_eviction.cc).
   s.mem_sampled = false;
   if (err == cudaSuccess && evict_max_ != 0) {
-    err = SampleMemBytes(store_->table(), s.out.p + s.out_hdr + kHdrMemSample, st);
+    // After the kernel's own copy when it published, else before the copy.
+    char* at = (publish ? s.arb->out : s.out.p) + s.out_hdr + kHdrMemSample;
+    err = SampleMemBytes(store_->table(), at, st);
     s.mem_sampled = err == cudaSuccess;
   }
   if (profile_) prof_.lslab += NowNs() - t0;
-  if (err == cudaSuccess) {
+  if (err == cudaSuccess && !publish) {
     err = cudaMemcpyAsync(s.arb->out, s.out.p, out, cudaMemcpyDeviceToHost, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(s.done, st);

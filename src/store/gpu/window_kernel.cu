@@ -230,9 +230,7 @@ __device__ void Answer(const ArbView& a, uint32_t idx, uint32_t group, bool skip
 // op, so each round costs the longest of 8 probes, and at load 0.8 one GET
 // in five reads a second window (measured: 6.1 against 7.5 G ops/s for
 // 95/5, H100 2026-11-24).
-template <int kMinBlocks>
-__global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
-    WindowKernel(WindowTableView t, ArbView a) {
+__device__ __forceinline__ void WindowOps(const WindowTableView& t, const ArbView& a) {
   const WTile tile(threadIdx.x & 31);
   const bool leader = tile.lane == 0;
   const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;
@@ -315,6 +313,13 @@ __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
       }
     }
   }
+}
+
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
+    WindowKernel(WindowTableView t, ArbView a) {
+  WindowOps(t, a);
+  PublishOutputs(a);
 }
 
 // 64 registers, 4 blocks per SM: capping them for 6 spilled and ran at half

@@ -1,0 +1,145 @@
+// Pipeline delivery: a completed ARB's Results to its requests'
+// completions — inline when the pipeline is idle, else on the delivery
+// thread (pipeline.h, "Delivery", says why and argues the order).
+//
+// The hand-off is a ring of kDeliveryRing entries under one mutex; an
+// entry takes the slot's request list by swapping vectors, so nothing is
+// allocated per ARB. A full ring makes the pipeline wait (backpressure: the
+// delivery thread is then the slower stage). The delivery thread spins a
+// little before it sleeps, and the pipeline wakes it only when it sleeps.
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "store/gpu/pipeline.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+// How long the delivery thread polls for the next ARB before it sleeps.
+// Under load ARBs complete every few tens of µs: it should not sleep then
+// (a wake-up costs the pipeline thread a futex call); idle, it should.
+constexpr int kDeliverySpinUs = 100;
+
+}  // namespace
+
+void Pipeline::DeliverResults(std::vector<Request*>& reqs, const std::vector<uint32_t>& begin,
+                              ResultEpochs::Arb* arb, size_t out_codes, size_t out_values,
+                              const uint64_t* expires) {
+  if (arb == nullptr) {  // nothing was launched (only empty batches)
+    for (Request* r : reqs) {
+      Store::Completion done = std::move(r->done);
+      delete r;
+      done(Results());
+    }
+    reqs.clear();
+    return;
+  }
+  const Code* codes = reinterpret_cast<const Code*>(arb->out + out_codes);
+  const char* values = arb->out + out_values;
+  arb->refs.fetch_add(uint32_t(reqs.size()), std::memory_order_relaxed);
+  for (size_t r = 0; r < reqs.size(); ++r) {
+    Request* req = reqs[r];
+    const size_t b = begin[r];
+    const size_t n = req->batch.size();
+    auto lease = std::make_unique<ResultEpochs::Lease>(arb);
+    Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
+                                     std::move(lease), expires != nullptr ? expires + b : nullptr)
+                           : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
+                                     std::move(lease));
+    if (profile_ && req->enqueued_ns != 0) {  // (a retry's own request was never queued)
+      prof_.answered += NowNs() - req->enqueued_ns;  // one thread delivers at a time
+      ++prof_.timed_batches;
+    }
+    Store::Completion done = std::move(req->done);
+    delete req;  // the batch's memory goes back to its pool before the callback
+    done(std::move(res));
+  }
+  reqs.clear();
+  ResultEpochs::Release(arb);  // the pipeline's hold
+}
+
+void Pipeline::Deliver(Slot& s) {
+  StageTimer t(profile_, &prof_.deliver);
+  const uint64_t* expires =
+      s.arb != nullptr && s.with_expires
+          ? reinterpret_cast<const uint64_t*>(s.arb->out + s.out_expires)
+          : nullptr;
+  DeliverResults(s.reqs, s.begin, s.arb, s.out_codes, s.out_values, expires);
+  s.arb = nullptr;
+}
+
+void Pipeline::Hand(Slot& s) {
+  // Idle (nothing queued, pending or in flight behind this ARB) and nothing
+  // left with the delivery thread: deliver here, without a hand-off.
+  const bool busy = queued_.load(std::memory_order_acquire) != 0 || pending_ != nullptr ||
+                    !inflight_.empty();
+  if (!busy && ring_pending_.load(std::memory_order_acquire) == 0) {
+    Deliver(s);
+    return;
+  }
+  StageTimer t(profile_, &prof_.hand);
+  if (profile_) ++prof_.handed;
+  std::unique_lock<std::mutex> lock(ring_mu_);
+  while (ring_count_ == kDeliveryRing) {  // the delivery thread is behind: wait for it
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
+  Delivery& d = ring_[(ring_head_ + ring_count_) % kDeliveryRing];
+  d.reqs.swap(s.reqs);  // the slot keeps d's emptied vectors for its next ARB
+  d.begin.swap(s.begin);
+  d.arb = s.arb;
+  d.out_codes = s.out_codes;
+  d.out_values = s.out_values;
+  d.out_expires = s.out_expires;
+  d.with_expires = s.with_expires;
+  s.arb = nullptr;
+  ++ring_count_;
+  ring_pending_.store(ring_count_, std::memory_order_release);
+  const bool wake = ring_sleeping_.load(std::memory_order_acquire);
+  lock.unlock();
+  if (wake) ring_cv_.notify_one();
+}
+
+void Pipeline::DeliveryRun() {
+  while (true) {
+    const auto spin_until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(kDeliverySpinUs);
+    while (ring_pending_.load(std::memory_order_acquire) == 0 &&
+           std::chrono::steady_clock::now() < spin_until) {
+      CpuRelax();
+    }
+    Delivery* d;
+    {
+      std::unique_lock<std::mutex> lock(ring_mu_);
+      if (ring_count_ == 0) {
+        ring_sleeping_.store(true, std::memory_order_seq_cst);
+        ring_cv_.wait(lock, [&] { return ring_stop_ || ring_count_ != 0; });
+        ring_sleeping_.store(false, std::memory_order_relaxed);
+        if (ring_count_ == 0) return;  // stopping, and everything is delivered
+      }
+      d = &ring_[ring_head_];  // stays ours: the pipeline fills only past the count
+    }
+    {
+      StageTimer t(profile_, &prof_.offloaded);
+      const uint64_t* expires =
+          d->arb != nullptr && d->with_expires
+              ? reinterpret_cast<const uint64_t*>(d->arb->out + d->out_expires)
+              : nullptr;
+      DeliverResults(d->reqs, d->begin, d->arb, d->out_codes, d->out_values, expires);
+      d->arb = nullptr;
+      d->begin.clear();
+    }
+    std::lock_guard<std::mutex> lock(ring_mu_);
+    ring_head_ = (ring_head_ + 1) % kDeliveryRing;
+    --ring_count_;
+    ring_pending_.store(ring_count_, std::memory_order_release);
+  }
+}
+
+void Pipeline::DrainDeliveries() {
+  while (ring_pending_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
+
+}  // namespace kvcg::store::gpu
