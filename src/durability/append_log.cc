@@ -214,8 +214,10 @@ bool AppendLog::WriteLocked(uint64_t cycle) {
 void AppendLog::CycleLocked(bool force_sync, bool lanes_held) {
   const uint64_t c = ++cycle_;
   out_.clear();
-  uint32_t counts[LogLanes::kLanes];
-  for (size_t i = 0; i < LogLanes::kLanes; ++i) {
+  uint32_t counts[LogLanes::kLanes] = {};
+  // A detached log leaves the lanes alone: they hold the next log's records
+  // and its cycle numbers (AttachLanesLocked).
+  for (size_t i = 0; attached_ && i < LogLanes::kLanes; ++i) {
     LogLanes::Lane& lane = lanes_->lane(i);
     if (!lanes_held) lane.mu.lock();
     taken_[i].swap(lane.records);  // the lane keeps the old buffer's capacity
@@ -349,6 +351,17 @@ Status AppendLog::SwitchFileLocked(const std::string& new_path, const std::funct
   healthy_.store(true, std::memory_order_release);
   return Status::Ok();
 }
+
+void AppendLog::AttachLanesLocked() {
+  // cycle_ + 1 is the cycle that will take what the lanes get from now on.
+  // Not a constant such as 1: this log's thread has been running cycles
+  // (over nothing) since Create, and a tag below the cycle that takes a
+  // record could acknowledge it before its fsync.
+  for (size_t i = 0; i < LogLanes::kLanes; ++i) lanes_->lane(i).gen = cycle_ + 1;
+  attached_ = true;
+}
+
+void AppendLog::DetachLanesLocked() { attached_ = false; }
 
 void AppendLog::Barrier(const std::function<void()>& fn) {
   std::deque<Ready> ready;

@@ -17,6 +17,14 @@
 // unhealthy. So the log never has a hole: what reached memory reaches the
 // file in order, or the writer was told it was not acknowledged.
 //
+// The lanes belong to DurableStore and outlive a log (appendonly off and on
+// again), and a log can outlive its time as DurableStore's log (a write
+// batch still in the wrapped store holds it until its completion is parked).
+// So a log touches the lanes only while attached: DurableStore attaches the
+// log it switches in and detaches the one it switches out, both inside a
+// barrier. Attaching retags the lanes with this log's next cycle; a detached
+// log's cycles only write what it already took (see AttachLanesLocked).
+//
 // Locks: io_mu_ is taken before any lane lock (the flusher holds it for a
 // cycle's swap and write; barriers hold it and every lane). Completions are
 // never called under io_mu_ or a lane: a cycle collects them and its caller
@@ -46,10 +54,12 @@ namespace kvcg::durability {
 class AppendLog {
  public:
   // Creates `path` (which must not exist) with a log file header, fsync'ed
-  // with its directory. kIoError on failure.
+  // with its directory. kIoError on failure. The log starts detached from
+  // the lanes (AttachLanesLocked).
   static Status Create(const std::string& path, LogLanes* lanes, FsyncPolicy policy,
                        std::unique_ptr<AppendLog>* out);
-  // Writes and fsyncs what the lanes hold, stops the thread, closes the file.
+  // Writes and fsyncs what it holds (attached: and what the lanes hold),
+  // stops the thread, closes the file.
   ~AppendLog();
   AppendLog(const AppendLog&) = delete;
   AppendLog& operator=(const AppendLog&) = delete;
@@ -81,6 +91,20 @@ class AppendLog {
   // and, if that is ok, continue in the new file; otherwise delete it and go
   // on in the old one. Returns the first error.
   Status SwitchFileLocked(const std::string& new_path, const std::function<Status()>& before_switch);
+
+  // With io_mu_ and every lane held, the lanes empty (the previous log, if
+  // any, flushed and detached in this barrier or an earlier one): from now
+  // on this log's cycles take the lanes. Each lane is retagged with this
+  // log's next cycle. The tags count the cycles of the log that last ran
+  // one, and a new log counts from 0: with the old tags, a write made
+  // before this log's first cycle would wait for the fsync of a cycle
+  // numbered as the old log's, which this log reaches only after as many
+  // cycles (at 10 idle cycles a second under kAlways: minutes).
+  void AttachLanesLocked();
+  // With io_mu_ and every lane held, after FlushLocked: this log no longer
+  // takes or retags the lanes (the next log owns them). It still writes,
+  // fsyncs and delivers what it holds until it is destroyed.
+  void DetachLanesLocked();
 
   // Runs fn with io_mu_ and every lane held: nothing is appended or written
   // meanwhile. Completions it releases are delivered by the flusher thread.
@@ -141,6 +165,7 @@ class AppendLog {
 
   std::mutex io_mu_;        // a cycle or a barrier
   uint64_t cycle_ = 0;      // cycles started (io_mu_)
+  bool attached_ = false;   // cycles take and retag the lanes (io_mu_ and every lane)
   std::string pending_;     // frames not yet in the file (after an error; io_mu_)
   bool needs_truncate_ = false;  // a failed write's tail is still in the file (io_mu_)
   std::string taken_[LogLanes::kLanes];  // lane buffers swapped out by a cycle (io_mu_)

@@ -228,6 +228,9 @@ Status DurableStore::SetAppendOnlyJob(bool on) {
     if (!on) {
       log_->Barrier([&] {
         log_->FlushLocked();
+        // The log may outlive this (a write batch in flight holds it): it
+        // must not take or retag the lanes the next log will use.
+        log_->DetachLanesLocked();
         log_view_.store(nullptr, std::memory_order_release);
         old = std::move(log_);
       });
@@ -263,14 +266,18 @@ Status DurableStore::SetAppendOnlyJob(bool on) {
   std::unique_ptr<SnapshotReader> image;
   {
     std::lock_guard<std::mutex> admin(admin_mu_);
-    lanes_.Lock(LogLanes::kAll);
-    s = OpenImage(&image);
-    if (s.ok()) {
+    log->Barrier([&] {
+      s = OpenImage(&image);
+      if (!s.ok()) return;
+      // The lanes still carry the cycle numbers of the log turned off,
+      // while this one counts from 0: retag them with this log's, or a
+      // write made before its first cycle waits for the old number (a
+      // wait that grows with the old log's cycle count).
+      log->AttachLanesLocked();
       log_view_.store(log.get(), std::memory_order_release);
       log_ = log;
       log_gen_.fetch_add(1, std::memory_order_relaxed);
-    }
-    lanes_.Unlock(LogLanes::kAll);
+    });
   }
   if (!s.ok()) return s;
   uint64_t bytes = 0;
@@ -294,6 +301,10 @@ Status DurableStore::SetAppendOnlyJob(bool on) {
     {
       std::lock_guard<std::mutex> admin(admin_mu_);
       log_->Barrier([&] {
+        // What the lanes hold goes to this file (as it would have before it
+        // let go of them); from now on the log leaves them alone.
+        log_->FlushLocked();
+        log_->DetachLanesLocked();
         log_view_.store(nullptr, std::memory_order_release);
         log_.reset();
       });

@@ -166,9 +166,13 @@ Status DurableStore::StartLog(bool new_base) {
   s = next.Write(ManifestPath());
   if (!s.ok()) return s;
   manifest_ = std::move(next);
-  log_view_.store(log.get(), std::memory_order_release);
-  log_ = std::move(log);
-  log_gen_.fetch_add(1, std::memory_order_relaxed);
+  AppendLog* raw = log.get();
+  raw->Barrier([&] {  // no writer yet; the barrier is for the locks AttachLanesLocked wants
+    raw->AttachLanesLocked();
+    log_view_.store(raw, std::memory_order_release);
+    log_ = std::move(log);
+    log_gen_.fetch_add(1, std::memory_order_relaxed);
+  });
   return Status::Ok();
 }
 

@@ -14,7 +14,9 @@
 // Clear, a log rewrite and turning the log on take every lane (a barrier).
 //
 // `gen` tags a lane's current buffer with the flush cycle that will write
-// it (append_log.h): a write waiting for fsync waits for that cycle.
+// it (append_log.h): a write waiting for fsync waits for that cycle. The
+// numbers are those of the log attached to the lanes; a log retags them
+// when it is attached (AppendLog::AttachLanesLocked).
 #pragma once
 
 #include <atomic>

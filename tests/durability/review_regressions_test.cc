@@ -339,5 +339,200 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   for (int i = 0; i < kWindow; ++i) EXPECT_EQ(store->Get("acked" + std::to_string(i)).value, "x");
 }
 
+
+// 7. appendonly on -> off -> on. The 64 write lanes outlive a log, and each
+// is tagged with the number of the flush cycle that will write it; a write
+// under kAlways waits for that cycle's fsync. The new log counted its cycles
+// from 0 again while the lanes kept the old log's last number, so a write
+// that reached a lane before the new log's first cycle waited for the new
+// log to count up to it: at 10 idle cycles a second, 30 s after an old log
+// of 300 writes. (Each SyncLog is one cycle: the old log runs thousands.)
+// The gate holds the base write, so the write lands right after the new log
+// starts, before any cycle of it.
+TEST(DurableRegression, AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly) {
+  TempDir dir;
+  ScopedWatchdog watchdog(120, "AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly");
+  Gate gate;
+  std::mutex mu;  // completions: declared before the store, which delivers on close
+  std::condition_variable cv;
+  bool acked = false;
+  Code code = Code::kOk;
+  const Config cfg = Cfg(dir.path, true);
+  std::unique_ptr<Store> store;
+  {
+    Config volatile_cfg = cfg;
+    volatile_cfg.durability = DurabilityConfig{};
+    std::unique_ptr<Store> cpu;
+    ASSERT_TRUE(Store::Open(volatile_cfg, &cpu).ok());
+    ASSERT_TRUE(durability::OpenDurable(cfg, std::make_unique<GateStore>(std::move(cpu), &gate), &store).ok());
+  }
+  Durable* d = AsDurable(store.get());
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(store->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(d->SyncLog().ok());  // the old log's cycles: > 2000
+  ASSERT_TRUE(d->SetAppendOnly(false).ok());
+
+  gate.Arm();
+  std::thread on([&] { EXPECT_TRUE(d->SetAppendOnly(true).ok()); });
+  struct Join {  // a failed ASSERT below still lets SetAppendOnly finish
+    Gate& gate;
+    std::thread& on;
+    ~Join() { gate.Release(); if (on.joinable()) on.join(); }
+  } join{gate, on};
+  gate.WaitEntered();  // the new log is in place; its base is being written
+  Batch b = store->NewBatch();
+  b.Put("window", "x");
+  store->Submit(std::move(b), [&](Results&& r) {
+    std::lock_guard<std::mutex> l(mu);
+    code = r.code(0);
+    acked = true;
+    cv.notify_all();
+  });
+  gate.Release();
+  on.join();
+  {
+    // Acknowledged once the manifest names the new log, i.e. by the time
+    // SetAppendOnly returns; 5 s is slack for a loaded machine. Before the
+    // fix it took > 200 s (2000 cycles at 10 a second).
+    std::unique_lock<std::mutex> l(mu);
+    EXPECT_TRUE(cv.wait_for(l, std::chrono::seconds(5), [&] { return acked; }))
+        << "a write made as the log was turned on again waits for the old log's cycle number";
+    if (acked) {
+      EXPECT_EQ(code, Code::kNotFound);
+    }
+  }
+  store.reset();
+  store = Open(cfg);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Get("window").value, "x");
+  EXPECT_EQ(store->Size(), 101u);
+}
+
+// A CPU store that, while armed, keeps the completion of the next batch
+// until Release(), as the GPU backend does until its pipeline answers.
+class HoldStore final : public Store {
+ public:
+  explicit HoldStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
+  ~HoldStore() override { Release(); }  // a store completes every batch before it goes
+  void Arm() { std::lock_guard<std::mutex> l(mu_); armed_ = true; }
+  // Runs the kept completion on the calling thread.
+  void Release() {
+    Completion done;
+    Results results;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done = std::move(held_);
+      held_ = nullptr;
+      results = std::move(results_);
+    }
+    if (done) done(std::move(results));
+  }
+  Batch NewBatch() override { return inner_->NewBatch(); }
+  void Submit(Batch batch, Completion done) override {
+    bool keep;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      keep = armed_;
+      armed_ = false;
+    }
+    if (!keep) {
+      inner_->Submit(std::move(batch), std::move(done));
+      return;
+    }
+    // The CPU backend completes the batch inline: kept before Submit returns.
+    inner_->Submit(std::move(batch), [this, done = std::move(done)](Results&& r) mutable {
+      std::lock_guard<std::mutex> l(mu_);
+      held_ = std::move(done);
+      results_ = std::move(r);
+    });
+  }
+  uint64_t Size() const override { return inner_->Size(); }
+  uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
+  void Clear() override { inner_->Clear(); }
+  StoreInfo Info() const override { return inner_->Info(); }
+  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override { return inner_->OpenSnapshot(out); }
+
+ private:
+  std::unique_ptr<Store> inner_;
+  std::mutex mu_;
+  bool armed_ = false;
+  Completion held_;
+  Results results_;
+};
+
+// 8. A log turned off lives on while a write batch still in the wrapped
+// store refers to it (its completion, which parks in that log, is not yet
+// called; on the GPU backend, until the pipeline answers). Its cycles went
+// on over the shared lanes: they retagged them with the old log's cycle
+// numbers, so a write to the next log waited for one of those (as in 7),
+// and they could take the next log's records into the old file, which no
+// manifest names any more. Here the kept completion is called after the log
+// is on again; the old log syncs on it (it is closing), which ran a cycle
+// over the lanes just before the next write.
+TEST(DurableRegression, ALogTurnedOffLeavesTheLanesToTheNextOne) {
+  TempDir dir;
+  ScopedWatchdog watchdog(120, "ALogTurnedOffLeavesTheLanesToTheNextOne");
+  std::mutex mu;  // completions: declared before the store, which delivers on close
+  std::condition_variable cv;
+  int acked_old = 0, acked_new = 0;
+  Code code_old = Code::kOk, code_new = Code::kOk;
+  const Config cfg = Cfg(dir.path, true);
+  HoldStore* hold = nullptr;
+  std::unique_ptr<Store> store;
+  {
+    Config volatile_cfg = cfg;
+    volatile_cfg.durability = DurabilityConfig{};
+    std::unique_ptr<Store> cpu;
+    ASSERT_TRUE(Store::Open(volatile_cfg, &cpu).ok());
+    auto h = std::make_unique<HoldStore>(std::move(cpu));
+    hold = h.get();
+    ASSERT_TRUE(durability::OpenDurable(cfg, std::move(h), &store).ok());
+  }
+  Durable* d = AsDurable(store.get());
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(store->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(d->SyncLog().ok());  // the old log's cycles: > 2000
+
+  hold->Arm();
+  Batch b = store->NewBatch();
+  b.Put("old", "x");
+  store->Submit(std::move(b), [&](Results&& r) {
+    std::lock_guard<std::mutex> l(mu);
+    code_old = r.code(0);
+    ++acked_old;
+    cv.notify_all();
+  });
+  ASSERT_TRUE(d->SetAppendOnly(false).ok());  // the old log lives on in the kept completion
+  ASSERT_TRUE(d->SetAppendOnly(true).ok());
+  hold->Release();  // the old log delivers it (and syncs, being closed)
+  {
+    std::lock_guard<std::mutex> l(mu);
+    ASSERT_EQ(acked_old, 1);
+    EXPECT_EQ(code_old, Code::kNotFound);
+  }
+  b = store->NewBatch();
+  b.Put("new", "y");
+  store->Submit(std::move(b), [&](Results&& r) {
+    std::lock_guard<std::mutex> l(mu);
+    code_new = r.code(0);
+    ++acked_new;
+    cv.notify_all();
+  });
+  {
+    // Acknowledged by the new log's next cycle (one notify away); 5 s is
+    // slack for a loaded machine. Before the fix it took > 200 s.
+    std::unique_lock<std::mutex> l(mu);
+    EXPECT_TRUE(cv.wait_for(l, std::chrono::seconds(5), [&] { return acked_new > 0; }))
+        << "a write to the new log waits for a cycle number of the log turned off";
+    if (acked_new > 0) {
+      EXPECT_EQ(code_new, Code::kNotFound);
+    }
+  }
+  store.reset();
+  store = Open(cfg);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Get("old").value, "x");
+  EXPECT_EQ(store->Get("new").value, "y");
+  EXPECT_EQ(store->Size(), 102u);
+}
+
 }  // namespace
 }  // namespace kvcg
