@@ -263,6 +263,9 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
   };
   // Early answers are as durable as the completion (the records are in the
   // log already), except under kAlways, whose answers wait for an fsync.
+  // (A reference either way: copying `early` would copy its captures.)
+  static const EarlyCallback kNoEarlyAnswers;
+  const EarlyCallback& pass_early = waits_on ? kNoEarlyAnswers : early;
   inner_->SubmitWithEarlyAnswers(std::move(batch), [gen, deliver, waits_on, write_ops = std::move(write_ops),
                                     done = std::move(done)](Results&& results) mutable {
     if (tls_lanes_held > 0 && tls_deferred != nullptr) {
@@ -275,7 +278,7 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
       return;
     }
     deliver(waits_on, gen, write_ops, done, std::move(results));
-  }, waits_on ? EarlyCallback() : early);
+  }, pass_early);
   --tls_lanes_held;
   tls_deferred = outer;
   const bool notify = waits_on != nullptr;

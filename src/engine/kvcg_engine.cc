@@ -240,11 +240,20 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   if (errors) errors_.fetch_add(errors, std::memory_order_relaxed);
   if (early != nullptr && hits + errors != 0) {
     // Every op not cold, not a miss and not queued behind one is answered.
-    std::vector<uint8_t> answered(n, 1);
+    // On the stack for a server round's size (no allocation per batch).
+    constexpr uint32_t kStackOps = 1024;
+    uint8_t on_stack[kStackOps];
+    std::vector<uint8_t> on_heap;
+    uint8_t* answered = on_stack;
+    if (n > kStackOps) {
+      on_heap.resize(n);
+      answered = on_heap.data();
+    }
+    std::fill(answered, answered + n, uint8_t(1));
     for (const ColdRef& r : refs) answered[r.index] = 0;
     for (uint32_t q : ctx->queued()) answered[q] = 0;
     const Results so_far = ctx->Peek();
-    (*early)(EarlyAnswers{so_far, answered.data()});
+    (*early)(EarlyAnswers{so_far, answered});
   }
   if (!refs.empty()) {
     canonical_->Submit(std::move(cold), [this, ctx, refs = std::move(refs)](Results&& results) {
