@@ -227,7 +227,8 @@ void Pipeline::Run() {
     } else if (!inflight_.empty()) {
       CompleteFront();
     }
-    while (!inflight_.empty() && cudaEventQuery(inflight_.front()->done) != cudaErrorNotReady) {
+    while (!inflight_.empty() &&
+           cudaEventQuery(inflight_.front()->finished) != cudaErrorNotReady) {
       CompleteFront();
     }
   }
@@ -306,7 +307,7 @@ bool Pipeline::Finish(Slot& s) {
   cudaError_t err;
   {
     StageTimer t(profile_, &prof_.wait);
-    while ((err = cudaEventQuery(s.done)) == cudaErrorNotReady) CpuRelax();
+    while ((err = cudaEventQuery(s.finished)) == cudaErrorNotReady) CpuRelax();
   }
   if (err != cudaSuccess) {
     sticky_ = err;
@@ -319,7 +320,8 @@ bool Pipeline::Finish(Slot& s) {
     float before = 0, table = 0, out = 0;
     if (cudaEventElapsedTime(&before, s.t_begin, s.t_table) == cudaSuccess &&
         cudaEventElapsedTime(&table, s.t_table, s.lslab_done) == cudaSuccess &&
-        cudaEventElapsedTime(&out, s.lslab_done, s.done) == cudaSuccess) {
+        (s.finished == s.lslab_done ||
+         cudaEventElapsedTime(&out, s.lslab_done, s.done) == cudaSuccess)) {
       prof_.dev_before += before * 1e3;
       prof_.dev_table += table * 1e3;
       prof_.dev_out += out * 1e3;

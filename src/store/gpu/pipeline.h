@@ -245,6 +245,8 @@ class Pipeline {
     cudaStream_t stream = nullptr;
     cudaEvent_t lslab_done = nullptr;
     cudaEvent_t done = nullptr;
+    cudaEvent_t finished = nullptr;  // the ARB's last event: `done`, or `lslab_done` when
+                                     // the table kernel's own copy was its last work
     // When profiling, timing events: the ARB's stream work begins, its
     // table kernel begins (after the previous ARB's); `lslab_done` and
     // `done` then time too.
