@@ -364,7 +364,11 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     prof_.prepare += t0 - t1;
   }
   // Same-key order across ARBs: this L-Slab kernel after the previous one.
-  if (err == cudaSuccess && last_lslab_ != nullptr) err = cudaStreamWaitEvent(st, last_lslab_, 0);
+  // (Nothing in flight: the previous ARB completed, its kernel with it, and
+  // the wait would only cost a call.)
+  if (err == cudaSuccess && last_lslab_ != nullptr && !inflight_.empty()) {
+    err = cudaStreamWaitEvent(st, last_lslab_, 0);
+  }
   if (err == cudaSuccess && profile_) err = cudaEventRecord(s.t_table, st);
   if (err == cudaSuccess) {
     err = general_ ? LaunchLSlab(store_->table(), v, 0, st)
