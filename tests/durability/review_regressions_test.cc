@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "forwarding_store.h"
 #include "durability/durable_store.h"
 #include "durability/log_format.h"
 #include "durability/log_manifest.h"
@@ -190,19 +191,45 @@ class Gate {
   bool armed_ = false, entered_ = false, released_ = false;
 };
 
-// A CPU store whose snapshot images pass the gate before their first chunk.
-class GateStore final : public Store {
+// SetAppendOnly(true) on a thread, held by the gate inside its base write:
+// the new log is on and no manifest names it yet. Finish (or the
+// destructor, after a failed ASSERT) opens the gate and joins.
+class HeldTurnOn {
  public:
-  GateStore(std::unique_ptr<Store> inner, Gate* gate) : inner_(std::move(inner)), gate_(gate) {}
-  Batch NewBatch() override { return inner_->NewBatch(); }
-  void Submit(Batch batch, Completion done) override { inner_->Submit(std::move(batch), std::move(done)); }
-  uint64_t Size() const override { return inner_->Size(); }
-  uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
-  void Clear() override { inner_->Clear(); }
-  StoreInfo Info() const override { return inner_->Info(); }
+  HeldTurnOn(Durable* d, Gate* gate) : gate_(gate) {
+    gate_->Arm();
+    thread_ = std::thread([d] { EXPECT_TRUE(d->SetAppendOnly(true).ok()); });
+    gate_->WaitEntered();
+  }
+  ~HeldTurnOn() { Finish(); }
+  void Finish() {
+    gate_->Release();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  Gate* gate_;
+  std::thread thread_;
+};
+
+// A durable store (cfg) over a volatile CPU store wrapped by `wrap`.
+template <class Wrap>
+Status OpenDurableOver(const Config& cfg, Wrap wrap, std::unique_ptr<Store>* out) {
+  Config volatile_cfg = cfg;
+  volatile_cfg.durability = DurabilityConfig{};
+  std::unique_ptr<Store> cpu;
+  Status st = Store::Open(volatile_cfg, &cpu);
+  if (!st.ok()) return st;
+  return durability::OpenDurable(cfg, wrap(std::move(cpu)), out);
+}
+
+// A CPU store whose snapshot images pass the gate before their first chunk.
+class GateStore final : public testing::ForwardingStore {
+ public:
+  GateStore(std::unique_ptr<Store> inner, Gate* gate) : ForwardingStore(std::move(inner)), gate_(gate) {}
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override {
     std::unique_ptr<SnapshotReader> image;
-    Status s = inner_->OpenSnapshot(&image);
+    Status s = inner().OpenSnapshot(&image);
     if (s.ok()) *out = std::make_unique<Reader>(std::move(image), gate_);
     return s;
   }
@@ -224,7 +251,6 @@ class GateStore final : public Store {
     Gate* gate_;
     bool first_ = true;
   };
-  std::unique_ptr<Store> inner_;
   Gate* gate_;
 };
 
@@ -268,25 +294,14 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   int acked = 0, acked_unnamed = 0;
   const Config cfg = Cfg(dir.path, false);
   std::unique_ptr<Store> store;
-  {
-    Config volatile_cfg = cfg;
-    volatile_cfg.durability = DurabilityConfig{};
-    std::unique_ptr<Store> cpu;
-    ASSERT_TRUE(Store::Open(volatile_cfg, &cpu).ok());
-    ASSERT_TRUE(durability::OpenDurable(cfg, std::make_unique<GateStore>(std::move(cpu), &gate), &store).ok());
-  }
+  ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
+    return std::make_unique<GateStore>(std::move(cpu), &gate);
+  }, &store).ok());
   Durable* d = AsDurable(store.get());
   constexpr int kBase = 1000, kWindow = 64;
   for (int i = 0; i < kBase; ++i) ASSERT_EQ(store->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
 
-  gate.Arm();
-  std::thread on([&] { EXPECT_TRUE(d->SetAppendOnly(true).ok()); });
-  struct Join {  // a failed ASSERT below still lets SetAppendOnly finish
-    Gate& gate;
-    std::thread& on;
-    ~Join() { gate.Release(); if (on.joinable()) on.join(); }
-  } join{gate, on};
-  gate.WaitEntered();
+  HeldTurnOn on(d, &gate);
   // Inside the window: the log is on (new writes go to its file), its base
   // is being written, and no manifest names the file yet.
   ASSERT_TRUE(d->Persistence().aof_enabled);
@@ -324,8 +339,7 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
     cv.wait_for(l, std::chrono::milliseconds(200), [&] { return acked > 0; });
     EXPECT_EQ(acked, 0) << "acknowledged under appendfsync always before any manifest named its log";
   }
-  gate.Release();
-  on.join();
+  on.Finish();
   {
     std::unique_lock<std::mutex> l(mu);
     cv.wait(l, [&] { return acked == kWindow; });  // released with the manifest (watchdog if never)
@@ -359,26 +373,15 @@ TEST(DurableRegression, AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly) {
   Code code = Code::kOk;
   const Config cfg = Cfg(dir.path, true);
   std::unique_ptr<Store> store;
-  {
-    Config volatile_cfg = cfg;
-    volatile_cfg.durability = DurabilityConfig{};
-    std::unique_ptr<Store> cpu;
-    ASSERT_TRUE(Store::Open(volatile_cfg, &cpu).ok());
-    ASSERT_TRUE(durability::OpenDurable(cfg, std::make_unique<GateStore>(std::move(cpu), &gate), &store).ok());
-  }
+  ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
+    return std::make_unique<GateStore>(std::move(cpu), &gate);
+  }, &store).ok());
   Durable* d = AsDurable(store.get());
   for (int i = 0; i < 100; ++i) ASSERT_EQ(store->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
   for (int i = 0; i < 2000; ++i) ASSERT_TRUE(d->SyncLog().ok());  // the old log's cycles: > 2000
   ASSERT_TRUE(d->SetAppendOnly(false).ok());
 
-  gate.Arm();
-  std::thread on([&] { EXPECT_TRUE(d->SetAppendOnly(true).ok()); });
-  struct Join {  // a failed ASSERT below still lets SetAppendOnly finish
-    Gate& gate;
-    std::thread& on;
-    ~Join() { gate.Release(); if (on.joinable()) on.join(); }
-  } join{gate, on};
-  gate.WaitEntered();  // the new log is in place; its base is being written
+  HeldTurnOn on(d, &gate);  // the new log is in place; its base is being written
   Batch b = store->NewBatch();
   b.Put("window", "x");
   store->Submit(std::move(b), [&](Results&& r) {
@@ -387,8 +390,7 @@ TEST(DurableRegression, AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly) {
     acked = true;
     cv.notify_all();
   });
-  gate.Release();
-  on.join();
+  on.Finish();
   {
     // Acknowledged once the manifest names the new log, i.e. by the time
     // SetAppendOnly returns; 5 s is slack for a loaded machine. Before the
@@ -409,9 +411,9 @@ TEST(DurableRegression, AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly) {
 
 // A CPU store that, while armed, keeps the completion of the next batch
 // until Release(), as the GPU backend does until its pipeline answers.
-class HoldStore final : public Store {
+class HoldStore final : public testing::ForwardingStore {
  public:
-  explicit HoldStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
+  explicit HoldStore(std::unique_ptr<Store> inner) : ForwardingStore(std::move(inner)) {}
   ~HoldStore() override { Release(); }  // a store completes every batch before it goes
   void Arm() { std::lock_guard<std::mutex> l(mu_); armed_ = true; }
   // Runs the kept completion on the calling thread.
@@ -426,7 +428,6 @@ class HoldStore final : public Store {
     }
     if (done) done(std::move(results));
   }
-  Batch NewBatch() override { return inner_->NewBatch(); }
   void Submit(Batch batch, Completion done) override {
     bool keep;
     {
@@ -435,24 +436,18 @@ class HoldStore final : public Store {
       armed_ = false;
     }
     if (!keep) {
-      inner_->Submit(std::move(batch), std::move(done));
+      inner().Submit(std::move(batch), std::move(done));
       return;
     }
     // The CPU backend completes the batch inline: kept before Submit returns.
-    inner_->Submit(std::move(batch), [this, done = std::move(done)](Results&& r) mutable {
+    inner().Submit(std::move(batch), [this, done = std::move(done)](Results&& r) mutable {
       std::lock_guard<std::mutex> l(mu_);
       held_ = std::move(done);
       results_ = std::move(r);
     });
   }
-  uint64_t Size() const override { return inner_->Size(); }
-  uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
-  void Clear() override { inner_->Clear(); }
-  StoreInfo Info() const override { return inner_->Info(); }
-  Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override { return inner_->OpenSnapshot(out); }
 
  private:
-  std::unique_ptr<Store> inner_;
   std::mutex mu_;
   bool armed_ = false;
   Completion held_;
@@ -478,15 +473,11 @@ TEST(DurableRegression, ALogTurnedOffLeavesTheLanesToTheNextOne) {
   const Config cfg = Cfg(dir.path, true);
   HoldStore* hold = nullptr;
   std::unique_ptr<Store> store;
-  {
-    Config volatile_cfg = cfg;
-    volatile_cfg.durability = DurabilityConfig{};
-    std::unique_ptr<Store> cpu;
-    ASSERT_TRUE(Store::Open(volatile_cfg, &cpu).ok());
+  ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
     auto h = std::make_unique<HoldStore>(std::move(cpu));
     hold = h.get();
-    ASSERT_TRUE(durability::OpenDurable(cfg, std::move(h), &store).ok());
-  }
+    return h;
+  }, &store).ok());
   Durable* d = AsDurable(store.get());
   for (int i = 0; i < 100; ++i) ASSERT_EQ(store->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
   for (int i = 0; i < 2000; ++i) ASSERT_TRUE(d->SyncLog().ok());  // the old log's cycles: > 2000

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "forwarding_store.h"
 #include "engine_test_util.h"
 #include "kvcg/engine.h"
 #include "kvcg/store.h"
@@ -38,30 +39,19 @@ OpResult PutAt(Store* s, const std::string& k, const std::string& v, uint64_t at
 
 // A canonical store that accepts SetMemoryLimit (the CPU backend's own
 // support is the eviction part of issue 13) and records the call.
-class LimitRecorder final : public Store {
+class LimitRecorder final : public testing::ForwardingStore {
  public:
-  explicit LimitRecorder(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
-  Batch NewBatch() override { return inner_->NewBatch(); }
-  void Submit(Batch batch, Completion done) override { inner_->Submit(std::move(batch), std::move(done)); }
-  uint64_t Size() const override { return inner_->Size(); }
-  uint64_t MemoryBytes() const override { return inner_->MemoryBytes(); }
-  void Clear() override { inner_->Clear(); }
-  StoreInfo Info() const override { return inner_->Info(); }
-  KeyspaceStats Keyspace() const override { return inner_->Keyspace(); }
-  uint64_t ReclaimExpired() override { return inner_->ReclaimExpired(); }
+  explicit LimitRecorder(std::unique_ptr<Store> inner) : ForwardingStore(std::move(inner)) {}
   Status SetMemoryLimit(uint64_t bytes, EvictionPolicy policy) override {
     limit = bytes;
     this->policy = policy;
     // Every write the engine acknowledged is here before the limit applies.
-    size_at_call = inner_->Size();
+    size_at_call = inner().Size();
     return Status::Ok();
   }
   std::atomic<uint64_t> limit{~uint64_t(0)};
   EvictionPolicy policy = EvictionPolicy::kNoEviction;
   uint64_t size_at_call = 0;
-
- private:
-  std::unique_ptr<Store> inner_;
 };
 
 TEST(EngineExpiry, ADirtyHotKeyExpiresByTheStoreClock) {
