@@ -48,21 +48,39 @@ std::unique_ptr<Store> Open(const Config& c, Status* st = nullptr) {
   if (st) *st = x;
   return s;
 }
-// Fails the whole binary after `secs` (a hang would otherwise hold CI).
-void Watchdog(int secs, const char* what) {
-  std::thread([secs, what] {
-    std::this_thread::sleep_for(std::chrono::seconds(secs));
-    fprintf(stderr, "WATCHDOG: %s: still running after %d s -> deadlock/hang\n", what, secs);
-    _exit(3);
-  }).detach();
-}
+
+// Fails the binary after `secs` unless destroyed first (a hang would
+// otherwise hold CI); it ends with its test, so tests can run under
+// --gtest_repeat.
+class ScopedWatchdog {
+ public:
+  ScopedWatchdog(int secs, const char* what)
+      : thread_([this, secs, what] {
+          std::unique_lock<std::mutex> l(mu_);
+          if (!cv_.wait_for(l, std::chrono::seconds(secs), [&] { return done_; })) {
+            fprintf(stderr, "WATCHDOG: %s: still running after %d s -> deadlock/hang\n", what, secs);
+            _exit(3);
+          }
+        }) {}
+  ~ScopedWatchdog() {
+    { std::lock_guard<std::mutex> l(mu_); done_ = true; }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 // A parked completion released inside Clear's barrier (every lane held by
 // this thread) calls Submit: it must be delivered outside the barrier.
 TEST(DurableRegression, ACompletionMaySubmitWhileClearHoldsEveryLane) {
   TempDir dir;
   auto store = Open(Cfg(dir.path, true));
-  Watchdog(20, "CompletionThatSubmitsDuringClear");
+  ScopedWatchdog watchdog(20, "CompletionThatSubmitsDuringClear");
   for (int i = 0; i < 200; ++i) {
     std::promise<void> chained;
     Batch b = store->NewBatch();
@@ -254,32 +272,6 @@ class GateStore final : public testing::ForwardingStore {
   Gate* gate_;
 };
 
-// Fails the binary after `secs` unless destroyed first (a deadlock in the
-// test below would otherwise hold CI); unlike Watchdog it ends with the test,
-// so the test can run under --gtest_repeat.
-class ScopedWatchdog {
- public:
-  ScopedWatchdog(int secs, const char* what)
-      : thread_([this, secs, what] {
-          std::unique_lock<std::mutex> l(mu_);
-          if (!cv_.wait_for(l, std::chrono::seconds(secs), [&] { return done_; })) {
-            fprintf(stderr, "WATCHDOG: %s: still running after %d s -> deadlock/hang\n", what, secs);
-            _exit(3);
-          }
-        }) {}
-  ~ScopedWatchdog() {
-    { std::lock_guard<std::mutex> l(mu_); done_ = true; }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   TempDir dir;
   ScopedWatchdog watchdog(60, "NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog");
@@ -352,7 +344,6 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   EXPECT_EQ(store->Size(), uint64_t(kBase + kWindow));
   for (int i = 0; i < kWindow; ++i) EXPECT_EQ(store->Get("acked" + std::to_string(i)).value, "x");
 }
-
 
 // 7. appendonly on -> off -> on. The 64 write lanes outlive a log, and each
 // is tagged with the number of the flush cycle that will write it; a write
