@@ -35,6 +35,8 @@ struct ComponentStats {
   uint64_t hits = 0;      // hot: answered from a cache entry on the submitting thread.
   uint64_t misses = 0;    // hot: sent to the canonical store to fill the cache.
   uint64_t waited = 0;    // hot: queued behind a miss on the same key, answered at its fill.
+  // From Submit to the answer: a hit's is its batch's routing pass (hits
+  // reach the caller when it ends); a cold op's is its canonical batch's.
   LatencySummary latency;
 };
 

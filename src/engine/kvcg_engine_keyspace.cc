@@ -47,9 +47,14 @@ namespace kvcg::engine {
 namespace {
 
 // What the canonical store is given under `limit` while the hot cache holds
-// `hot_bytes` of copies: the rest, but never less than half the limit.
+// `hot_bytes` of copies: the rest, but never less than a quarter of the
+// limit. Why a quarter: the floor keeps a cache full of large copies from
+// starving the canonical store, but it must let the two settle within the
+// limit when every key is in both (hot-only mode), and a small key's cache
+// entry (with its lock-free fast copy, hot_cache.h) costs up to about twice
+// the canonical store's.
 uint64_t CanonicalLimit(uint64_t limit, uint64_t hot_bytes) {
-  return limit - std::min(hot_bytes, limit / 2);
+  return limit - std::min(hot_bytes, limit - limit / 4);
 }
 
 }  // namespace

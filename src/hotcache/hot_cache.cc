@@ -2,8 +2,8 @@
 #include "hotcache/hot_cache.h"
 
 #include <algorithm>
-
 #include <bit>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
@@ -19,7 +19,37 @@ bool CasMatches(const Batch& batch, uint32_t i, bool present, std::string_view c
   return !batch.expect_absent(i) && current == batch.expected(i);
 }
 
+size_t Words(size_t bytes) { return (bytes + 7) / 8; }
+
 }  // namespace
+
+class HotCache::BucketWriter {
+ public:
+  explicit BucketWriter(Bucket& bucket) : bucket_(bucket) {
+    bucket_.lock.lock();
+    seq_ = bucket_.seq.load(std::memory_order_relaxed);
+    bucket_.seq.store(seq_ + 1, std::memory_order_relaxed);
+    // Readers that see any of this section's writes see the odd sequence.
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~BucketWriter() {
+    for (Node* n = bucket_.head.load(std::memory_order_relaxed); n != nullptr;
+         n = n->next.load(std::memory_order_relaxed)) {
+      const uint8_t used = n->used.load(std::memory_order_relaxed);
+      for (int i = 0; i < kNodeEntries; ++i) {
+        if (used >> i & 1) PublishFast(n->entries[i]);
+      }
+    }
+    bucket_.seq.store(seq_ + 2, std::memory_order_release);
+    bucket_.lock.unlock();
+  }
+  BucketWriter(const BucketWriter&) = delete;
+  BucketWriter& operator=(const BucketWriter&) = delete;
+
+ private:
+  Bucket& bucket_;
+  uint32_t seq_;
+};
 
 HotCache::HotCache(const Options& options)
     : write_through_(options.write_through),
@@ -29,8 +59,8 @@ HotCache::HotCache(const Options& options)
 
 HotCache::~HotCache() {
   for (uint64_t b = 0; b <= mask_; ++b) {
-    for (Node* n = buckets_[b].head; n != nullptr;) {
-      Node* next = n->next;
+    for (Node* n = buckets_[b].head.load(); n != nullptr;) {
+      Node* next = n->next.load();
       delete n;
       n = next;
     }
@@ -38,9 +68,12 @@ HotCache::~HotCache() {
 }
 
 HotCache::Entry* HotCache::Find(Bucket& bucket, uint64_t hash, std::string_view key) {
-  for (Node* n = bucket.head; n != nullptr; n = n->next) {
+  for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
+       n = n->next.load(std::memory_order_relaxed)) {
+    const uint8_t used = n->used.load(std::memory_order_relaxed);
     for (int i = 0; i < kNodeEntries; ++i) {
-      if ((n->used >> i & 1) && n->hashes[i] == hash && n->entries[i].key == key) {
+      if ((used >> i & 1) && n->hashes[i].load(std::memory_order_relaxed) == hash &&
+          n->entries[i].key == key) {
         return &n->entries[i];
       }
     }
@@ -48,17 +81,88 @@ HotCache::Entry* HotCache::Find(Bucket& bucket, uint64_t hash, std::string_view 
   return nullptr;
 }
 
+void HotCache::PublishFast(Entry& e) {
+  const bool present = e.state == State::kValue;
+  const bool settled = (present || e.state == State::kTombstone) && e.pending == nullptr &&
+                       e.expire_at == kNoExpiry;
+  const size_t key_words = Words(e.key.size());
+  const size_t value_words = present ? Words(e.value.size()) : 0;
+  if (!settled || key_words + value_words > kFastWords - 1) {
+    e.fast[0].store(0, std::memory_order_relaxed);
+    return;
+  }
+  uint64_t words[kFastWords - 1] = {};
+  std::memcpy(words, e.key.data(), e.key.size());
+  if (present) std::memcpy(words + key_words, e.value.data(), e.value.size());
+  for (size_t w = 0; w < key_words + value_words; ++w) {
+    e.fast[1 + w].store(words[w], std::memory_order_relaxed);
+  }
+  const uint64_t value_len = present ? e.value.size() : 0;
+  e.fast[0].store(kFastValid | (present ? kFastPresent : 0) | uint64_t{e.key.size()} << 8 |
+                      value_len << 16,
+                  std::memory_order_relaxed);
+}
+
+bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, const OpRef& op) {
+  if (key.size() > kFastBytes) return false;
+  const size_t key_words = Words(key.size());
+  uint64_t want[kFastWords - 1] = {};
+  std::memcpy(want, key.data(), key.size());
+  uint64_t value[kFastWords - 1];
+  // A second try only: a bucket that keeps changing is being written, and
+  // the lock is then the cheaper wait.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const uint32_t seq = bucket.seq.load(std::memory_order_acquire);
+    if (seq & 1) return false;
+    uint64_t header = 0;
+    for (Node* n = bucket.head.load(std::memory_order_acquire); n != nullptr && header == 0;
+         n = n->next.load(std::memory_order_acquire)) {
+      const uint8_t used = n->used.load(std::memory_order_relaxed);
+      for (int i = 0; i < kNodeEntries && header == 0; ++i) {
+        if (!(used >> i & 1) || n->hashes[i].load(std::memory_order_relaxed) != hash) continue;
+        const Entry& e = n->entries[i];
+        const uint64_t h = e.fast[0].load(std::memory_order_relaxed);
+        if ((h & kFastValid) == 0) return false;  // the entry's state needs the lock
+        if ((h >> 8 & 0xff) != key.size()) continue;
+        bool same = true;
+        for (size_t w = 0; w < key_words && same; ++w) {
+          same = e.fast[1 + w].load(std::memory_order_relaxed) == want[w];
+        }
+        if (!same) continue;
+        const size_t value_words = Words(h >> 16 & 0xff);
+        for (size_t w = 0; w < value_words; ++w) {
+          value[w] = e.fast[1 + key_words + w].load(std::memory_order_relaxed);
+        }
+        header = h;
+      }
+    }
+    // Everything read above happened before the second look at the sequence.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (bucket.seq.load(std::memory_order_relaxed) != seq) continue;
+    if (header == 0) return false;  // no entry: a miss, which takes the lock
+    const bool present = (header & kFastPresent) != 0;
+    op.sink->Answer(op.index, present ? Code::kOk : Code::kNotFound,
+                    std::string_view(reinterpret_cast<const char*>(value), header >> 16 & 0xff),
+                    kNoExpiry, /*queued=*/false);
+    return true;
+  }
+  return false;
+}
+
 HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_view key) {
-  Node* node = bucket.head;
-  while (node != nullptr && node->used == 0xff) node = node->next;
+  Node* node = bucket.head.load(std::memory_order_relaxed);
+  while (node != nullptr && node->used.load(std::memory_order_relaxed) == 0xff) {
+    node = node->next.load(std::memory_order_relaxed);
+  }
   if (node == nullptr) {
     node = new Node;
-    node->next = bucket.head;
-    bucket.head = node;
+    node->next.store(bucket.head.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    bucket.head.store(node, std::memory_order_release);  // a reader sees it initialised
   }
-  const int i = std::countr_one(node->used);
-  node->used |= static_cast<uint8_t>(1u << i);
-  node->hashes[i] = hash;
+  const uint8_t used = node->used.load(std::memory_order_relaxed);
+  const int i = std::countr_one(used);
+  node->hashes[i].store(hash, std::memory_order_relaxed);
+  node->used.store(static_cast<uint8_t>(used | 1u << i), std::memory_order_relaxed);
   Entry* slot = &node->entries[i];
   slot->hash = hash;
   slot->key.assign(key);
@@ -78,15 +182,13 @@ void HotCache::Remove(Bucket& bucket, Entry* entry) {
   SetEntryExpire(*entry, kNoExpiry);
   std::string().swap(entry->key);  // release the memory, not just the length
   std::string().swap(entry->value);
+  entry->fast[0].store(0, std::memory_order_relaxed);
   entries_.fetch_sub(1, std::memory_order_relaxed);
-  // Unlink the node if it is now empty (keep the last one: it is cheap).
-  Node** link = &bucket.head;
-  for (Node* n = bucket.head; n != nullptr; link = &n->next, n = n->next) {
+  for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
+       n = n->next.load(std::memory_order_relaxed)) {
     if (entry < n->entries || entry >= n->entries + kNodeEntries) continue;
-    n->used &= static_cast<uint8_t>(~(1u << (entry - n->entries)));
-    if (n->used != 0 || (n == bucket.head && n->next == nullptr)) return;
-    *link = n->next;
-    delete n;
+    n->used.fetch_and(static_cast<uint8_t>(~(1u << (entry - n->entries))),
+                      std::memory_order_relaxed);
     return;
   }
 }
@@ -231,7 +333,8 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
   const std::string_view key = op.batch->key(op.index);
   const OpType type = op.batch->type(op.index);
   if (!IsUpdate(type)) {
-    // Read fast path: a known, settled entry is answered under the read lock.
+    if (TryFastGet(bucket, hash, key, op)) return Outcome::kDone;
+    // A known, settled entry without a fast copy is answered under the read lock.
     std::shared_lock lock(bucket.lock);
     Entry* e = Find(bucket, hash, key);
     if (e != nullptr && e->pending == nullptr && e->state != State::kUnknown && !Expired(*e)) {
@@ -239,7 +342,7 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
       return Outcome::kDone;
     }
   }
-  std::unique_lock lock(bucket.lock);
+  BucketWriter writer(bucket);
   Entry* e = Find(bucket, hash, key);
   if (e != nullptr) e = ExpireIfDue(bucket, e);
   if (e == nullptr) {
@@ -271,7 +374,7 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
   out->done.clear();
   out->has_next = false;
   Bucket& bucket = BucketFor(hash);
-  std::unique_lock lock(bucket.lock);
+  BucketWriter writer(bucket);
   Entry* e = Find(bucket, hash, op.batch->key(op.index));
   // The entry cannot vanish while pending: only Evict/Clear remove entries
   // and both skip or exclude pending ones.
@@ -334,7 +437,7 @@ size_t HotCache::CommitLog(const Results& results) {
   size_t next = 0, failed = 0;
   for (auto& item : log_) {
     Bucket& bucket = BucketFor(item.first);
-    std::unique_lock lock(bucket.lock);
+    BucketWriter writer(bucket);
     Entry* e = Find(bucket, item.first, item.second);
     if (e == nullptr || !e->dirty) continue;  // mirrors CollectLog's skip
     const bool ok = next < results.size() && results[next].succeeded();
@@ -359,27 +462,23 @@ void HotCache::ForEachEntryLocked(Visit&& visit) {
     Bucket& bucket = buckets_[b];
     {
       std::shared_lock lock(bucket.lock);
-      if (bucket.head == nullptr) continue;
+      if (bucket.head.load(std::memory_order_relaxed) == nullptr) continue;
     }
-    std::unique_lock lock(bucket.lock);
-    for (Node* n = bucket.head; n != nullptr;) {
-      Node* next = n->next;  // visit may free n
-      for (Entry& e : n->entries) {
-        if (visit(bucket, e, std::popcount(n->used) == 1)) break;  // the node is gone
-      }
-      n = next;
+    BucketWriter writer(bucket);
+    for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
+         n = n->next.load(std::memory_order_relaxed)) {
+      for (Entry& e : n->entries) visit(bucket, e);
     }
   }
 }
 
 size_t HotCache::Evict(const std::function<bool(std::string_view, uint64_t)>& keep) {
   size_t evicted = 0;
-  ForEachEntryLocked([&](Bucket& bucket, Entry& e, bool last_in_node) {
-    if (e.state == State::kFree || e.pending != nullptr || e.dirty) return false;
-    if (keep(e.key, e.hash)) return false;
+  ForEachEntryLocked([&](Bucket& bucket, Entry& e) {
+    if (e.state == State::kFree || e.pending != nullptr || e.dirty) return;
+    if (keep(e.key, e.hash)) return;
     Remove(bucket, &e);
     ++evicted;
-    return last_in_node;
   });
   return evicted;
 }
@@ -389,7 +488,8 @@ uint64_t HotCache::CollectPresent(Batch* touch) const {
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
     std::shared_lock lock(bucket.lock);
-    for (const Node* n = bucket.head; n != nullptr; n = n->next) {
+    for (const Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
+         n = n->next.load(std::memory_order_relaxed)) {
       for (const Entry& e : n->entries) {
         if (e.state != State::kValue || e.pending != nullptr) continue;
         touch->Get(e.key);
@@ -403,12 +503,11 @@ uint64_t HotCache::CollectPresent(Batch* touch) const {
 uint64_t HotCache::DropKeys(const std::vector<std::string_view>& absent) {
   if (absent.empty()) return 0;
   uint64_t dropped = 0;
-  ForEachEntryLocked([&](Bucket& bucket, Entry& e, bool last_in_node) {
-    if (e.state == State::kFree || e.pending != nullptr || e.dirty) return false;
-    if (!std::binary_search(absent.begin(), absent.end(), std::string_view(e.key))) return false;
+  ForEachEntryLocked([&](Bucket& bucket, Entry& e) {
+    if (e.state == State::kFree || e.pending != nullptr || e.dirty) return;
+    if (!std::binary_search(absent.begin(), absent.end(), std::string_view(e.key))) return;
     if (e.state == State::kValue) dropped += e.key.size() + e.value.size() + sizeof(Entry);
     Remove(bucket, &e);
-    return last_in_node;
   });
   return dropped;
 }
@@ -416,13 +515,13 @@ uint64_t HotCache::DropKeys(const std::vector<std::string_view>& absent) {
 void HotCache::Clear() {
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
-    std::unique_lock lock(bucket.lock);
-    for (Node* n = bucket.head; n != nullptr;) {
-      Node* next = n->next;
-      delete n;
+    BucketWriter writer(bucket);
+    for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;) {
+      Node* next = n->next.load(std::memory_order_relaxed);
+      delete n;  // quiescent (see thread safety): no lock-free reader is on it
       n = next;
     }
-    bucket.head = nullptr;
+    bucket.head.store(nullptr, std::memory_order_relaxed);
   }
   entries_.store(0, std::memory_order_relaxed);
   presence_delta_.store(0, std::memory_order_relaxed);
@@ -437,12 +536,11 @@ size_t HotCache::DropExpired(size_t* dirty) {
   // Most caches hold no key with an expire-at: skip the walk over every
   // bucket (the sweeper runs it several times a second).
   if (volatile_entries_.load(std::memory_order_relaxed) == 0) return 0;
-  ForEachEntryLocked([&](Bucket& bucket, Entry& e, bool last_in_node) {
-    if (e.state != State::kValue || e.pending != nullptr || !Expired(e)) return false;
+  ForEachEntryLocked([&](Bucket& bucket, Entry& e) {
+    if (e.state != State::kValue || e.pending != nullptr || !Expired(e)) return;
     if (e.dirty) ++dirty_expired;
-    const bool removed = ExpireIfDue(bucket, &e) == nullptr;
+    ExpireIfDue(bucket, &e);
     ++expired;
-    return removed && last_in_node;
   });
   if (dirty != nullptr) *dirty = dirty_expired;
   return expired;

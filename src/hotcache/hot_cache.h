@@ -32,6 +32,21 @@
 //    every answer reports the expire-at of the value it returns. The
 //    write-back carries each entry's expire-at. DropExpired is the engine's
 //    active sweep.
+//  * GETs without the lock (the hot path's common case). A GET that finds a
+//    settled entry (a value or a tombstone, nothing pending, no expire-at)
+//    whose key and value fit kFastBytes reads the entry's fast copy — the
+//    key and value again, in atomic words — under the bucket's sequence
+//    word (a seqlock: every writer makes it odd while inside and even again
+//    after republishing the bucket's fast copies), and answers when the
+//    sequence did not move; it writes no shared memory. Why: under skew every
+//    thread hits the same few keys, and taking even a shared lock is two
+//    atomic writes to the bucket's line, which then bounces between cores
+//    (measured on the H100 host, 12 threads, zipf 0.99: ~680 cycles per hot
+//    op in Execute, against ~170 with 2 threads). Everything else (misses,
+//    updates, big or expiring entries, a sequence that moved) takes the lock
+//    as before. Nodes are therefore never freed while traffic may run (a
+//    lock-free reader may be on one): a bucket keeps its nodes, empty ones
+//    are reused by Insert, and only Clear (quiescent) frees them.
 //  * Write-back (default): a hit PUT/DELETE/CAS changes the entry in place,
 //    marks it dirty and, the first time in the epoch, appends its key to the
 //    log (a contiguous vector, cheap to scan). The canonical store is behind
@@ -178,7 +193,15 @@ class HotCache {
     std::vector<OpRef> waiters;  // FIFO from `head`; a deque would allocate on construction
     size_t head = 0;
   };
+  // The fast copy (see "GETs without the lock"): fast[0] is the header
+  // (kFastValid | kFastPresent | key length << 8 | value length << 16; 0 = not
+  // readable without the lock), then the key's words, then the value's, each
+  // zero-padded to whole words.
+  static constexpr size_t kFastBytes = 48;
+  static constexpr int kFastWords = 1 + kFastBytes / 8;
+  static constexpr uint64_t kFastValid = 1, kFastPresent = 2;
   struct Entry {
+    std::atomic<uint64_t> fast[kFastWords] = {};  // written under the bucket's write lock
     uint64_t hash = 0;
     State state = State::kFree;
     bool dirty = false;
@@ -191,27 +214,40 @@ class HotCache {
   // A node's hashes and occupancy sit together in its first cache line, so
   // a probe reads one line per node and touches an entry only on a match.
   static constexpr int kNodeEntries = 8;
+  // Atomics where a lock-free GET reads them (always relaxed: the bucket's
+  // sequence word orders them).
   struct Node {
-    uint64_t hashes[kNodeEntries] = {};
-    uint8_t used = 0;  // bit i: entries[i] is not free
-    Node* next = nullptr;
+    std::atomic<uint64_t> hashes[kNodeEntries] = {};
+    std::atomic<uint8_t> used{0};  // bit i: entries[i] is not free
+    std::atomic<Node*> next{nullptr};
     Entry entries[kNodeEntries];
   };
   // 16 bytes, not a cache line each: buckets are many and a collision on a
   // shared line is rare with hashed placement; memory is not.
   struct Bucket {
     store::cpu::RwSpinLock lock;
-    Node* head = nullptr;
+    std::atomic<uint32_t> seq{0};  // odd while a writer is inside (BucketWriter)
+    std::atomic<Node*> head{nullptr};
   };
+  // The exclusive lock of a bucket, as a seqlock writer: makes the sequence
+  // odd on entry; on exit republishes the fast copy of every entry in the
+  // bucket (whatever the section changed) and makes it even again.
+  class BucketWriter;
 
   Bucket& BucketFor(uint64_t hash) { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
   static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
+  // A GET answered from a fast copy without the lock; false when the locked
+  // path must decide (no fast copy of the key, or the bucket kept changing).
+  static bool TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, const OpRef& op);
+  // Writes entry's fast copy from its state (or 0 when it has none).
+  static void PublishFast(Entry& entry);
   Entry* Insert(Bucket& bucket, uint64_t hash, std::string_view key);
+  // Frees the entry's slot; its node stays in the bucket (see "GETs without
+  // the lock").
   void Remove(Bucket& bucket, Entry* entry);
-  // Calls visit(bucket, entry, last_in_node) for every entry under its
-  // bucket's exclusive lock (empty buckets are passed over under a shared
-  // lock). visit returns whether it freed the entry's node, which ends the
-  // walk of that node. Used by Evict and DropExpired (hot_cache.cc).
+  // Calls visit(bucket, entry) for every entry under its bucket's exclusive
+  // lock (empty buckets are passed over under a shared lock). Used by Evict,
+  // DropKeys and DropExpired (hot_cache.cc).
   template <class Visit>
   void ForEachEntryLocked(Visit&& visit);
 
