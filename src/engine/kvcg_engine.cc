@@ -131,31 +131,34 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   EngineFrame frame;
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
-  // One pass, so a hot op runs as soon as it is reached (its latency does not
-  // include classifying the rest of the batch). While every op so far is
-  // cold nothing is copied: an all-cold batch goes to the canonical store as
-  // it is. (Not thread_local scratch: Route re-enters through completions.)
-  std::vector<uint64_t> hashes;
-  hashes.reserve(n);
-  // The model's lookup may miss the cache (a large key set): ask it to start
-  // loading kPrefetch ops ahead, so the misses of a batch overlap.
-  constexpr uint32_t kPrefetch = 8;
-  if (!cpu_only_) {
-    for (uint32_t j = 0; j < std::min(n, kPrefetch); ++j) router_.Prefetch(batch.key(j));
+  // First every op's hash, starting the loads the routing pass will need
+  // (the model's slot, the hot cache's bucket), so the cache misses of a
+  // batch overlap instead of coming one per op. Then one pass that
+  // classifies and runs each op; while every op so far is cold nothing is
+  // copied: an all-cold batch goes to the canonical store as it is. (Not
+  // thread_local scratch: Route re-enters through completions.)
+  std::vector<uint64_t> hashes(n);
+  for (uint32_t j = 0; j < n; ++j) {
+    const std::string_view key = batch.key(j);
+    hashes[j] = config_.hash(key);
+    if (!cpu_only_) router_.Prefetch(key);
+    cache_.PrefetchBucket(hashes[j]);
   }
+  // The hot cache's node is known once its bucket is loaded: kAhead ops on.
+  constexpr uint32_t kAhead = 8;
+  for (uint32_t j = 0; j < std::min(n, kAhead); ++j) cache_.PrefetchNode(hashes[j]);
   uint32_t i = 0;
   bool hot = false;
   for (; i < n; ++i) {
-    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(batch.key(i + kPrefetch));
+    if (i + kAhead < n) cache_.PrefetchNode(hashes[i + kAhead]);
     if (store::CheckOperation(config_, batch, i) != Code::kOk) break;
-    const uint64_t hash = config_.hash(batch.key(i));
+    const uint64_t hash = hashes[i];
     hot = cpu_only_;
     if (!cpu_only_) {
       router_.Sample(batch.key(i), hash);
       hot = router_.IsHot(batch.key(i), hash);
     }
     if (hot) break;
-    hashes.push_back(hash);
   }
   if (i == n && n != 0) {
     // Forwarded as it is, and so are its Results: nothing is copied.
@@ -190,8 +193,8 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
   bool classified = i < n;  // op i was classified by the first loop (unless it failed the check)
   for (; i < n; ++i) {
-    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(b.key(i + kPrefetch));
-    uint64_t hash;
+    if (i + kAhead < n) cache_.PrefetchNode(hashes[i + kAhead]);
+    const uint64_t hash = hashes[i];
     if (classified) {
       classified = false;
       if (!hot) {  // it failed the input check
@@ -199,7 +202,6 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
         ++errors;
         continue;
       }
-      hash = config_.hash(b.key(i));
     } else {
       const Code check = store::CheckOperation(config_, b, i);
       if (check != Code::kOk) {
@@ -207,7 +209,6 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
         ++errors;
         continue;
       }
-      hash = config_.hash(b.key(i));
       hot = cpu_only_;
       if (!cpu_only_) {
         router_.Sample(b.key(i), hash);
