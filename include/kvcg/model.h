@@ -20,16 +20,29 @@
 
 namespace kvcg {
 
+// The 64-bit fingerprint that fingerprint-set models (and the heavy-hitter
+// trainer) identify a key by: xxh3 of the key bytes, independent of
+// Config::hash (so a degenerate test hash does not merge keys here), never 0.
+uint64_t KeyFingerprint(std::string_view key);
+
 class Model {
  public:
   virtual ~Model() = default;
-  // True when requests on `key` (whose hash under Config::hash is `hash`)
-  // should be served by the hot cache. Thread-safe; called once per request.
-  virtual bool IsHot(std::string_view key, uint64_t hash) const = 0;
-  // Optional hint that IsHot(key, ...) follows soon: a model whose lookup
-  // misses the cache (a large key set) starts loading what it will read, so
-  // the router can overlap the misses of several keys of a batch.
-  virtual void Prefetch(std::string_view key) const { (void)key; }
+  // True when requests on `key` should be served by the hot cache. `hash` is
+  // the key's hash under Config::hash and `fingerprint` its KeyFingerprint:
+  // the engine computes both once per request (one XXH3 when Config::hash is
+  // the default), so no model hashes the key again. Thread-safe; called once
+  // per request.
+  virtual bool IsHot(std::string_view key, uint64_t hash, uint64_t fingerprint) const = 0;
+  // The same, computing the fingerprint (tests, the switch's eviction).
+  bool IsHot(std::string_view key, uint64_t hash) const {
+    return IsHot(key, hash, KeyFingerprint(key));
+  }
+  // Optional hint that IsHot on the key with this fingerprint follows soon:
+  // a model whose lookup misses the cache (a large key set) starts loading
+  // what it will read, so the router can overlap the misses of several keys
+  // of a batch.
+  virtual void Prefetch(uint64_t fingerprint) const { (void)fingerprint; }
   // One line for INFO and switch records, e.g. "histogram(10000 bins, 12 hot)".
   virtual std::string Describe() const = 0;
   // How many keys the model calls hot when it is a finite set of keys (a
@@ -50,14 +63,12 @@ std::shared_ptr<const Model> MakeAllHotModel();
 std::shared_ptr<const Model> MakeHistogramModel(std::vector<bool> hot_bins);
 
 // Prior knowledge of the workload (the paper's Fig. 3b, "the hottest x% of
-// keys"): exactly the keys in `hot_keys` are hot.
+// keys"): the keys in `hot_keys` are hot — kept as their fingerprints (the
+// fingerprint-set model below, with its ~|set| / 2^64 chance per other key
+// of being hot too), because comparing the key bytes cost a second cache
+// miss per request on a large set.
 std::shared_ptr<const Model> MakeKeySetModel(std::vector<std::string> hot_keys,
                                              std::string description = "key-set");
-
-// The 64-bit fingerprint that fingerprint-set models (and the heavy-hitter
-// trainer) identify a key by: xxh3 of the key bytes, independent of
-// Config::hash (so a degenerate test hash does not merge keys here), never 0.
-uint64_t KeyFingerprint(std::string_view key);
 
 // A key set given by fingerprints: a key is hot when KeyFingerprint(key) is
 // in `fingerprints`. IsHot is one probe of an array of fingerprints (no key

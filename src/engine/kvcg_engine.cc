@@ -79,7 +79,7 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
       canonical_(std::move(canonical)),
       cache_(CacheOptions(config)),
       router_(config.router, cpu_only_ ? MakeAllHotModel() : MakeAllColdModel(),
-              cache_.capacity()) {
+              cache_.capacity(), config.hash) {
   model_desc_ = router_.model()->Describe();
   model_keys_ = router_.model()->KeyCount();
   if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
@@ -131,32 +131,33 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   EngineFrame frame;
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
-  // First every op's hash, starting the loads the routing pass will need
-  // (the model's slot, the hot cache's bucket), so the cache misses of a
-  // batch overlap instead of coming one per op. Then one pass that
-  // classifies and runs each op; while every op so far is cold nothing is
-  // copied: an all-cold batch goes to the canonical store as it is. (Not
-  // thread_local scratch: Route re-enters through completions.)
-  std::vector<uint64_t> hashes(n);
+  // Every op's hash and fingerprint first, one XXH3 each when Config::hash
+  // is the default (router.h, Fingerprint); then one pass that classifies and
+  // runs each op, asking the model to start loading kPrefetch ops ahead (a
+  // large key set misses the cache), so the misses of a batch overlap. While
+  // every op so far is cold nothing is copied: an all-cold batch goes to the
+  // canonical store as it is. (Not thread_local scratch: Route re-enters
+  // through completions.)
+  std::vector<uint64_t> hashes(2 * size_t{n});
+  uint64_t* fingerprints = hashes.data() + n;
   for (uint32_t j = 0; j < n; ++j) {
-    const std::string_view key = batch.key(j);
-    hashes[j] = config_.hash(key);
-    if (!cpu_only_) router_.Prefetch(key);
-    cache_.PrefetchBucket(hashes[j]);
+    hashes[j] = config_.hash(batch.key(j));
+    if (!cpu_only_) fingerprints[j] = router_.Fingerprint(batch.key(j), hashes[j]);
   }
-  // The hot cache's node is known once its bucket is loaded: kAhead ops on.
-  constexpr uint32_t kAhead = 8;
-  for (uint32_t j = 0; j < std::min(n, kAhead); ++j) cache_.PrefetchNode(hashes[j]);
+  constexpr uint32_t kPrefetch = 8;
+  if (!cpu_only_) {
+    for (uint32_t j = 0; j < std::min(n, kPrefetch); ++j) router_.Prefetch(fingerprints[j]);
+  }
   uint32_t i = 0;
   bool hot = false;
   for (; i < n; ++i) {
-    if (i + kAhead < n) cache_.PrefetchNode(hashes[i + kAhead]);
+    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
     if (store::CheckOperation(config_, batch, i) != Code::kOk) break;
     const uint64_t hash = hashes[i];
     hot = cpu_only_;
     if (!cpu_only_) {
       router_.Sample(batch.key(i), hash);
-      hot = router_.IsHot(batch.key(i), hash);
+      hot = router_.IsHot(batch.key(i), hash, fingerprints[i]);
     }
     if (hot) break;
   }
@@ -193,7 +194,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
   bool classified = i < n;  // op i was classified by the first loop (unless it failed the check)
   for (; i < n; ++i) {
-    if (i + kAhead < n) cache_.PrefetchNode(hashes[i + kAhead]);
+    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
     const uint64_t hash = hashes[i];
     if (classified) {
       classified = false;
@@ -212,7 +213,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
       hot = cpu_only_;
       if (!cpu_only_) {
         router_.Sample(b.key(i), hash);
-        hot = router_.IsHot(b.key(i), hash);
+        hot = router_.IsHot(b.key(i), hash, fingerprints[i]);
       }
     }
     if (!hot) {

@@ -125,17 +125,6 @@ class HotCache {
   HotCache(const HotCache&) = delete;
   HotCache& operator=(const HotCache&) = delete;
 
-  // Hints that Execute will soon look up `hash`: PrefetchBucket starts
-  // loading its bucket; PrefetchNode, once that has arrived, its first node.
-  // Neither changes anything; both are safe from any thread.
-  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&BucketFor(hash)); }
-  void PrefetchNode(uint64_t hash) const {
-    const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);
-    if (n == nullptr) return;
-    __builtin_prefetch(n);
-    __builtin_prefetch(reinterpret_cast<const char*>(n) + 64);
-  }
-
   // Runs op (already input-checked) on the cache. See Outcome.
   Outcome Execute(const OpRef& op, uint64_t hash);
 
@@ -227,7 +216,7 @@ class HotCache {
   static constexpr int kNodeEntries = 8;
   // Atomics where a lock-free GET reads them (always relaxed: the bucket's
   // sequence word orders them).
-  struct alignas(64) Node {
+  struct alignas(64) Node {  // its hashes in one line
     std::atomic<uint64_t> hashes[kNodeEntries] = {};
     std::atomic<uint8_t> used{0};  // bit i: entries[i] is not free
     std::atomic<Node*> next{nullptr};
@@ -245,7 +234,7 @@ class HotCache {
   // bucket (whatever the section changed) and makes it even again.
   class BucketWriter;
 
-  Bucket& BucketFor(uint64_t hash) const { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
+  Bucket& BucketFor(uint64_t hash) { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
   static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
   // A GET answered from a fast copy without the lock; false when the locked
   // path must decide (no fast copy of the key, or the bucket kept changing).

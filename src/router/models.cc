@@ -16,7 +16,7 @@ namespace {
 class ConstantModel final : public Model {
  public:
   explicit ConstantModel(bool hot) : hot_(hot) {}
-  bool IsHot(std::string_view, uint64_t) const override { return hot_; }
+  bool IsHot(std::string_view, uint64_t, uint64_t) const override { return hot_; }
   std::string Describe() const override { return hot_ ? "all-hot" : "all-cold"; }
   int64_t KeyCount() const override { return hot_ ? -1 : 0; }
 
@@ -29,7 +29,7 @@ class HistogramModel final : public Model {
   explicit HistogramModel(std::vector<bool> hot_bins)
       : hot_(std::move(hot_bins)),
         hot_count_(static_cast<size_t>(std::count(hot_.begin(), hot_.end(), true))) {}
-  bool IsHot(std::string_view, uint64_t hash) const override {
+  bool IsHot(std::string_view, uint64_t hash, uint64_t) const override {
     return hot_[router::BinOf(hash, hot_.size())];
   }
   std::string Describe() const override {
@@ -42,36 +42,6 @@ class HistogramModel final : public Model {
   const size_t hot_count_;
 };
 
-// An exact key set: the fingerprint table finds the slot (one probe, see
-// router/fingerprint_table.h) and the key bytes, kept per slot, confirm it.
-class KeySetModel final : public Model {
- public:
-  KeySetModel(std::vector<std::string> keys, std::string description)
-      : table_(keys.size()), description_(std::move(description)) {
-    keys_.resize(table_.slot_count());
-    for (std::string& key : keys) {
-      // Two distinct keys with one fingerprint (~2^-64 a pair) would share a
-      // slot; the second is then left out, never confused with the first.
-      const auto [slot, fresh] = table_.Insert(KeyFingerprint(key));
-      if (fresh) keys_[slot] = std::move(key);
-    }
-  }
-  bool IsHot(std::string_view key, uint64_t) const override {
-    const size_t slot = table_.Find(KeyFingerprint(key));
-    return slot != router::FingerprintTable::kNotFound && keys_[slot] == key;
-  }
-  void Prefetch(std::string_view key) const override { table_.Prefetch(KeyFingerprint(key)); }
-  std::string Describe() const override {
-    return description_ + "(" + std::to_string(table_.size()) + " keys)";
-  }
-  int64_t KeyCount() const override { return static_cast<int64_t>(table_.size()); }
-
- private:
-  router::FingerprintTable table_;
-  std::vector<std::string> keys_;  // by slot
-  const std::string description_;
-};
-
 // A key set by fingerprint only: one probe, no key bytes (see kvcg/model.h).
 class FingerprintSetModel final : public Model {
  public:
@@ -79,10 +49,10 @@ class FingerprintSetModel final : public Model {
       : table_(fingerprints.size()), description_(std::move(description)) {
     for (uint64_t fp : fingerprints) table_.Insert(fp == 0 ? 1 : fp);
   }
-  bool IsHot(std::string_view key, uint64_t) const override {
-    return table_.Contains(KeyFingerprint(key));
+  bool IsHot(std::string_view, uint64_t, uint64_t fingerprint) const override {
+    return table_.Contains(fingerprint);
   }
-  void Prefetch(std::string_view key) const override { table_.Prefetch(KeyFingerprint(key)); }
+  void Prefetch(uint64_t fingerprint) const override { table_.Prefetch(fingerprint); }
   std::string Describe() const override {
     return description_ + "(" + std::to_string(table_.size()) + " keys)";
   }
@@ -97,7 +67,9 @@ class PredicateModel final : public Model {
  public:
   PredicateModel(std::function<bool(std::string_view, uint64_t)> is_hot, std::string description)
       : is_hot_(std::move(is_hot)), description_(std::move(description)) {}
-  bool IsHot(std::string_view key, uint64_t hash) const override { return is_hot_(key, hash); }
+  bool IsHot(std::string_view key, uint64_t hash, uint64_t) const override {
+    return is_hot_(key, hash);
+  }
   std::string Describe() const override { return description_; }
 
  private:
@@ -117,7 +89,10 @@ std::shared_ptr<const Model> MakeHistogramModel(std::vector<bool> hot_bins) {
 
 std::shared_ptr<const Model> MakeKeySetModel(std::vector<std::string> hot_keys,
                                              std::string description) {
-  return std::make_shared<KeySetModel>(std::move(hot_keys), std::move(description));
+  std::vector<uint64_t> fingerprints;
+  fingerprints.reserve(hot_keys.size());
+  for (const std::string& key : hot_keys) fingerprints.push_back(KeyFingerprint(key));
+  return MakeFingerprintSetModel(std::move(fingerprints), std::move(description));
 }
 
 uint64_t KeyFingerprint(std::string_view key) {

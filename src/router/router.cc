@@ -8,8 +8,8 @@
 namespace kvcg::router {
 
 Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> initial,
-               uint64_t hot_cache_capacity)
-    : kind_(config.model), model_(std::move(initial)) {
+               uint64_t hot_cache_capacity, HashFunction hash)
+    : kind_(config.model), default_hash_(hash == &Xxh3Hash), model_(std::move(initial)) {
   if (config.sample_rate <= 0) {
     sample_threshold_ = 0;
   } else if (config.sample_rate >= 1) {

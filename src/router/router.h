@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "kvcg/config.h"
+#include "kvcg/hash.h"
 #include "kvcg/model.h"
 #include "router/trainer.h"
 
@@ -35,11 +36,20 @@ class Router {
   // `hot_cache_capacity` (> 0): the keys the hot cache holds, which bounds a
   // heavy-hitters model when RouterConfig::hot_keys is 0. `config` must have
   // passed store::ValidateRouterConfig.
+  // `hash`: the store's Config::hash.
   Router(const Config::RouterConfig& config, std::shared_ptr<const Model> initial,
-         uint64_t hot_cache_capacity);
+         uint64_t hot_cache_capacity, HashFunction hash = &Xxh3Hash);
 
-  bool IsHot(std::string_view key, uint64_t hash) const { return model_->IsHot(key, hash); }
-  void Prefetch(std::string_view key) const { model_->Prefetch(key); }
+  // `hash`: the key's Config::hash; `fingerprint`: Fingerprint(key, hash).
+  bool IsHot(std::string_view key, uint64_t hash, uint64_t fingerprint) const {
+    return model_->IsHot(key, hash, fingerprint);
+  }
+  void Prefetch(uint64_t fingerprint) const { model_->Prefetch(fingerprint); }
+  // KeyFingerprint(key), from `hash` when Config::hash is the default (the
+  // same XXH3, so the key is hashed once per request).
+  uint64_t Fingerprint(std::string_view key, uint64_t hash) const {
+    return default_hash_ ? (hash != 0 ? hash : 1) : KeyFingerprint(key);
+  }
 
   // Trains the shadow model on the request with probability sample_rate.
   // `key` is read during the call only.
@@ -69,6 +79,7 @@ class Router {
   static uint64_t NextRandom();
 
   const RouterModel kind_;
+  const bool default_hash_;  // Config::hash is Xxh3Hash
   uint64_t hot_keys_limit_ = 0;
   uint64_t sample_threshold_;  // sample when random < this; 0 = never, max = always
   std::unique_ptr<Trainer> trainer_;

@@ -43,7 +43,8 @@ double HotFraction(const router::Router& r, uint64_t seed, int requests) {
   int hot = 0;
   for (int i = 0; i < requests; ++i) {
     const std::string k = keys.Next();
-    hot += r.IsHot(k, Xxh3Hash(k));
+    const uint64_t h = Xxh3Hash(k);
+    hot += r.IsHot(k, h, r.Fingerprint(k, h));
   }
   return static_cast<double>(hot) / requests;
 }

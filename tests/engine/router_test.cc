@@ -72,10 +72,28 @@ TEST(RouterTest, SamplingRateIsHonoured) {
 TEST(RouterTest, InstallBumpsVersion) {
   Router r(Config::RouterConfig{}, MakeAllColdModel(), kCapacity);
   EXPECT_EQ(r.version(), 1u);
-  EXPECT_FALSE(r.IsHot("k", 1));
+  EXPECT_FALSE(r.IsHot("k", 1, KeyFingerprint("k")));
   r.Install(MakeAllHotModel());
   EXPECT_EQ(r.version(), 2u);
-  EXPECT_TRUE(r.IsHot("k", 1));
+  EXPECT_TRUE(r.IsHot("k", 1, KeyFingerprint("k")));
+}
+
+uint64_t ConstantHash(std::string_view) { return 5; }
+
+TEST(RouterTest, FingerprintIsTheKeysWhateverTheStoresHash) {
+  Router by_default(Config::RouterConfig{}, MakeAllColdModel(), kCapacity);
+  Router by_test_hash(Config::RouterConfig{}, MakeAllColdModel(), kCapacity, &ConstantHash);
+  for (const std::string& k : std::vector<std::string>{"", "a", "key", std::string(100, 'x')}) {
+    // From the store's hash when that is XXH3 (one hash per request)...
+    EXPECT_EQ(by_default.Fingerprint(k, Xxh3Hash(k)), KeyFingerprint(k)) << k;
+    // ...and never from a test hash, which would merge keys.
+    EXPECT_EQ(by_test_hash.Fingerprint(k, ConstantHash(k)), KeyFingerprint(k)) << k;
+  }
+  EXPECT_EQ(by_default.Fingerprint("z", 0), 1u) << "a fingerprint is never 0";
+  // A key-set model answers by that fingerprint.
+  by_default.Install(MakeKeySetModel({"hot"}));
+  EXPECT_TRUE(by_default.IsHot("hot", 0, by_default.Fingerprint("hot", Xxh3Hash("hot"))));
+  EXPECT_FALSE(by_default.IsHot("cold", 0, by_default.Fingerprint("cold", Xxh3Hash("cold"))));
 }
 
 TEST(ModelTest, KeySetAndPredicateModelsAnswerByKey) {
@@ -98,7 +116,7 @@ TEST(ModelTest, KeySetAndPredicateModelsAnswerByKey) {
   EXPECT_EQ(by_fp->KeyCount(), 1000);
   for (int i = 0; i < 2000; ++i) {
     const std::string k = "key" + std::to_string(i);
-    by_fp->Prefetch(k);
+    by_fp->Prefetch(KeyFingerprint(k));
     EXPECT_EQ(by_fp->IsHot(k, 0), i < 1000) << k;
   }
   EXPECT_NE(KeyFingerprint(""), 0u);
