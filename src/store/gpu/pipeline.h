@@ -303,8 +303,21 @@ class Pipeline {
   void DeliveryRun();
   // Returns once the delivery thread has delivered everything handed to it.
   void DrainDeliveries();
+  // Every ARB in flight completed: its slabs released, its memory freed or
+  // retired, its delivery made or handed to the delivery thread. Enough
+  // before work that only needs the table to itself (an eviction pass, a
+  // periodic sweep, an ARB that runs alone); such work answers no one, so it
+  // need not wait for the completions the delivery thread still holds.
+  void CompleteInFlight();
+  // CompleteInFlight, then DrainDeliveries: every ARB in flight completed
+  // and every delivery made, so every earlier batch's completion has been
+  // called. Markers are answered only after it (Run), so a batch's
+  // completion comes before the answer to any marker queued after it.
+  void Quiesce();
   void FailAll(Slot& s, Code code);
   void FreeWrites(Slot& s);
+  // Markers. Each Handle* runs quiesced (Run() calls Quiesce first), answers
+  // r's marker and deletes r.
   void HandleClear(Request* r);
   void HandleSnapshot(Request* r);
   // Expiry sweeps (pipeline_expiry.cc). HandleSweep: a ReclaimExpired

@@ -119,7 +119,9 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   MakeRoom(s.grow, s.has_expiry);  // cache mode: evict first if this ARB could pass the limit
   if (s.has_expiry) evict_no_candidates_ = false;  // its EXPIREs / TTL writes make candidates
   if (!exclusive && s.storing > 0 && !store_->space().Reserve(s.storing)) {
-    while (!inflight_.empty()) CompleteFront();
+    // Run alone: what is in flight releases its slabs as it completes
+    // (Finish); its deliveries hold no slab, so they are not waited for.
+    CompleteInFlight();
     s.exclusive = true;
     // The drain tightened the memory bound to what the finished ARBs left
     // plus what is in flight, which no longer counts this ARB's growth:
