@@ -411,8 +411,7 @@ void Pipeline::RunRetries(Slot& s) {
   // Only an ARB that ran alone on a partial allowance gets here (pipeline.h).
   uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
   char* values = s.arb->out + s.out_values;
-  uint64_t* expires =
-      s.with_expires ? reinterpret_cast<uint64_t*>(s.arb->out + s.out_expires) : nullptr;
+  uint64_t* expires = s.expires();
   struct Ref {
     uint32_t req, local;
   };
