@@ -167,8 +167,7 @@ void Pipeline::Run() {
       Request* m = marker_;
       marker_ = nullptr;
       // Everything before the marker is delivered before it is answered.
-      while (!inflight_.empty()) CompleteFront();
-      DrainDeliveries();
+      Quiesce();
       if (m->clear != nullptr) {
         HandleClear(m);
       } else if (m->sweep != nullptr) {
@@ -232,7 +231,9 @@ void Pipeline::Run() {
       CompleteFront();
     }
   }
-  while (!inflight_.empty()) CompleteFront();
+  // Stopping. Only completion here: Stop() joins the delivery thread next,
+  // which ends only once it has delivered every ARB handed to it.
+  CompleteInFlight();
   epochs_.Collect();
 }
 
@@ -295,6 +296,15 @@ void Pipeline::CompleteFront() {
   Slot* s = inflight_.front();
   inflight_.pop_front();
   Complete(*s);
+}
+
+void Pipeline::CompleteInFlight() {
+  while (!inflight_.empty()) CompleteFront();
+}
+
+void Pipeline::Quiesce() {
+  CompleteInFlight();
+  DrainDeliveries();
 }
 
 bool Pipeline::Finish(Slot& s) {
@@ -401,8 +411,7 @@ void Pipeline::RunRetries(Slot& s) {
   // Only an ARB that ran alone on a partial allowance gets here (pipeline.h).
   uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
   char* values = s.arb->out + s.out_values;
-  uint64_t* expires =
-      s.with_expires ? reinterpret_cast<uint64_t*>(s.arb->out + s.out_expires) : nullptr;
+  uint64_t* expires = s.expires();
   struct Ref {
     uint32_t req, local;
   };
@@ -473,7 +482,10 @@ void Pipeline::FailAll(Slot& s, Code code) {
     ResultEpochs::Release(s.arb);
     s.arb = nullptr;
   }
-  DrainDeliveries();  // earlier ARBs' completions first
+  // Earlier ARBs' completions first. Not Quiesce: ARBs still in flight may
+  // have come after s (FailAll from Finish), and completing them here would
+  // answer them before s's requests.
+  DrainDeliveries();
   for (Request* r : s.reqs) {
     ResultsBuilder b;
     b.Reset(r->batch.size());
@@ -486,7 +498,6 @@ void Pipeline::FailAll(Slot& s, Code code) {
 }
 
 void Pipeline::HandleClear(Request* r) {
-  while (!inflight_.empty()) CompleteFront();
   store_->WipeTable();
   // No slab refers to our records or blobs any more. Records are device
   // memory no consumer reads: free them now. Blobs may still be read

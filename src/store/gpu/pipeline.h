@@ -238,9 +238,23 @@ class Pipeline {
     char* p = nullptr;
     size_t cap = 0;
   };
-  struct Slot {
+  // What delivering an ARB needs (pipeline_delivery.cc): its requests and
+  // its output. Slot derives from it, so a slot's ARB is delivered in place
+  // or swapped into the delivery thread's ring (Hand): nothing is copied or
+  // allocated per ARB. Empty once delivered: no requests, arb null.
+  struct Delivery {
     std::vector<Request*> reqs;
     std::vector<uint32_t> begin;  // first ARB op of each request
+    ResultEpochs::Arb* arb = nullptr;  // null: nothing was launched (only empty batches)
+    size_t out_codes = 0, out_values = 0, out_expires = 0;  // offsets in arb->out
+    bool with_expires = false;  // the output holds an expire-at per op
+    // The output's expire-at column; null when it has none.
+    uint64_t* expires() const {
+      return arb != nullptr && with_expires ? reinterpret_cast<uint64_t*>(arb->out + out_expires)
+                                            : nullptr;
+    }
+  };
+  struct Slot : Delivery {
     size_t n = 0;
     cudaStream_t stream = nullptr;
     cudaEvent_t lslab_done = nullptr;
@@ -254,11 +268,9 @@ class Pipeline {
     char* stage = nullptr;  // page-locked staging (input blocks + aux)
     size_t stage_cap = 0;
     DevBuf in, work, out;  // in: input blocks, then the aux region
-    ResultEpochs::Arb* arb = nullptr;
     std::vector<WriteRef> writes;
-    size_t out_codes = 0, out_values = 0, out_writes = 0, out_expires = 0, out_hdr = 0;
+    size_t out_writes = 0, out_hdr = 0;  // offsets in arb->out (the rest: Delivery)
     bool has_expiry = false;    // a batch of the ARB carries expiry columns
-    bool with_expires = false;  // the output holds an expire-at per op
     uint64_t storing = 0, reserved = 0;
     uint64_t grow = 0;  // bytes the ARB's writes may add at most (eviction)
     bool mem_sampled = false;  // the header holds the charged bytes after the ARB (kHdrMemSample)
@@ -283,28 +295,32 @@ class Pipeline {
   // Finish, then re-run retries (exclusive ARBs), then deliver.
   void Complete(Slot& s);
   void RunRetries(Slot& s);
-  // Delivery (pipeline_delivery.cc). What a delivery needs of a slot once
-  // the slot is reused: its requests and the ARB's output.
-  struct Delivery {
-    std::vector<Request*> reqs;
-    std::vector<uint32_t> begin;
-    ResultEpochs::Arb* arb = nullptr;  // null: nothing was launched (only empty batches)
-    size_t out_codes = 0, out_values = 0, out_expires = 0;
-    bool with_expires = false;
-  };
-  // s's results to its requests, here and now (s.reqs emptied, s.arb null).
+  // Delivery (pipeline_delivery.cc).
+  // s's results to its requests, here and now (s's Delivery left empty).
   void Deliver(Slot& s);
   // The same, or queued for the delivery thread while the pipeline is busy.
   void Hand(Slot& s);
-  // Builds each request's Results, calls its completion, drops the ARB's hold.
-  void DeliverResults(std::vector<Request*>& reqs, const std::vector<uint32_t>& begin,
-                      ResultEpochs::Arb* arb, size_t out_codes, size_t out_values,
-                      const uint64_t* expires);
+  // Builds each request's Results, calls its completion, drops the ARB's
+  // hold; leaves d empty. The one delivery path, inline and on the thread.
+  void DeliverResults(Delivery& d);
   void DeliveryRun();
   // Returns once the delivery thread has delivered everything handed to it.
   void DrainDeliveries();
+  // Every ARB in flight completed: its slabs released, its memory freed or
+  // retired, its delivery made or handed to the delivery thread. Enough
+  // before work that only needs the table to itself (an eviction pass, a
+  // periodic sweep, an ARB that runs alone); such work answers no one, so it
+  // need not wait for the completions the delivery thread still holds.
+  void CompleteInFlight();
+  // CompleteInFlight, then DrainDeliveries: every ARB in flight completed
+  // and every delivery made, so every earlier batch's completion has been
+  // called. Markers are answered only after it (Run), so a batch's
+  // completion comes before the answer to any marker queued after it.
+  void Quiesce();
   void FailAll(Slot& s, Code code);
   void FreeWrites(Slot& s);
+  // Markers. Each Handle* runs quiesced (Run() calls Quiesce first), answers
+  // r's marker and deletes r.
   void HandleClear(Request* r);
   void HandleSnapshot(Request* r);
   // Expiry sweeps (pipeline_expiry.cc). HandleSweep: a ReclaimExpired
@@ -388,7 +404,8 @@ class Pipeline {
 
   // The delivery thread's ring of ARBs (pipeline_delivery.cc): the
   // pipeline fills [head + count), the thread delivers from head. Entries
-  // keep their vectors' memory from one ARB to the next.
+  // past the count are empty (delivered) and keep their vectors' memory
+  // from one ARB to the next.
   static constexpr size_t kDeliveryRing = 16;
   Delivery ring_[kDeliveryRing];
   size_t ring_head_ = 0, ring_count_ = 0;  // under ring_mu_

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "store/gpu/pipeline.h"
 
@@ -23,50 +24,46 @@ constexpr int kDeliverySpinUs = 100;
 
 }  // namespace
 
-void Pipeline::DeliverResults(std::vector<Request*>& reqs, const std::vector<uint32_t>& begin,
-                              ResultEpochs::Arb* arb, size_t out_codes, size_t out_values,
-                              const uint64_t* expires) {
+void Pipeline::DeliverResults(Delivery& d) {
+  ResultEpochs::Arb* const arb = d.arb;
   if (arb == nullptr) {  // nothing was launched (only empty batches)
-    for (Request* r : reqs) {
+    for (Request* r : d.reqs) {
       Store::Completion done = std::move(r->done);
       delete r;
       done(Results());
     }
-    reqs.clear();
-    return;
-  }
-  const Code* codes = reinterpret_cast<const Code*>(arb->out + out_codes);
-  const char* values = arb->out + out_values;
-  arb->refs.fetch_add(uint32_t(reqs.size()), std::memory_order_relaxed);
-  for (size_t r = 0; r < reqs.size(); ++r) {
-    Request* req = reqs[r];
-    const size_t b = begin[r];
-    const size_t n = req->batch.size();
-    auto lease = std::make_unique<ResultEpochs::Lease>(arb);
-    Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
-                                     std::move(lease), expires != nullptr ? expires + b : nullptr)
-                           : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
-                                     std::move(lease));
-    if (profile_ && req->enqueued_ns != 0) {  // (a retry's own request was never queued)
-      prof_.answered += NowNs() - req->enqueued_ns;  // one thread delivers at a time
-      ++prof_.timed_batches;
+  } else {
+    const Code* codes = reinterpret_cast<const Code*>(arb->out + d.out_codes);
+    const char* values = arb->out + d.out_values;
+    const uint64_t* expires = d.expires();
+    arb->refs.fetch_add(uint32_t(d.reqs.size()), std::memory_order_relaxed);
+    for (size_t r = 0; r < d.reqs.size(); ++r) {
+      Request* req = d.reqs[r];
+      const size_t b = d.begin[r];
+      const size_t n = req->batch.size();
+      auto lease = std::make_unique<ResultEpochs::Lease>(arb);
+      Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
+                                       std::move(lease), expires != nullptr ? expires + b : nullptr)
+                             : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
+                                       std::move(lease));
+      if (profile_ && req->enqueued_ns != 0) {  // (a retry's own request was never queued)
+        prof_.answered += NowNs() - req->enqueued_ns;  // one thread delivers at a time
+        ++prof_.timed_batches;
+      }
+      Store::Completion done = std::move(req->done);
+      delete req;  // the batch's memory goes back to its pool before the callback
+      done(std::move(res));
     }
-    Store::Completion done = std::move(req->done);
-    delete req;  // the batch's memory goes back to its pool before the callback
-    done(std::move(res));
+    ResultEpochs::Release(arb);  // the pipeline's hold
   }
-  reqs.clear();
-  ResultEpochs::Release(arb);  // the pipeline's hold
+  d.reqs.clear();
+  d.begin.clear();
+  d.arb = nullptr;
 }
 
 void Pipeline::Deliver(Slot& s) {
   StageTimer t(profile_, &prof_.deliver);
-  const uint64_t* expires =
-      s.arb != nullptr && s.with_expires
-          ? reinterpret_cast<const uint64_t*>(s.arb->out + s.out_expires)
-          : nullptr;
-  DeliverResults(s.reqs, s.begin, s.arb, s.out_codes, s.out_values, expires);
-  s.arb = nullptr;
+  DeliverResults(s);
 }
 
 void Pipeline::Hand(Slot& s) {
@@ -86,15 +83,9 @@ void Pipeline::Hand(Slot& s) {
     std::this_thread::yield();
     lock.lock();
   }
-  Delivery& d = ring_[(ring_head_ + ring_count_) % kDeliveryRing];
-  d.reqs.swap(s.reqs);  // the slot keeps d's emptied vectors for its next ARB
-  d.begin.swap(s.begin);
-  d.arb = s.arb;
-  d.out_codes = s.out_codes;
-  d.out_values = s.out_values;
-  d.out_expires = s.out_expires;
-  d.with_expires = s.with_expires;
-  s.arb = nullptr;
+  // The entry is empty (delivered): the slot takes its emptied vectors for
+  // its next ARB and is left empty too (arb null).
+  std::swap(ring_[(ring_head_ + ring_count_) % kDeliveryRing], static_cast<Delivery&>(s));
   ++ring_count_;
   ring_pending_.store(ring_count_, std::memory_order_release);
   const bool wake = ring_sleeping_.load(std::memory_order_acquire);
@@ -123,13 +114,7 @@ void Pipeline::DeliveryRun() {
     }
     {
       StageTimer t(profile_, &prof_.offloaded);
-      const uint64_t* expires =
-          d->arb != nullptr && d->with_expires
-              ? reinterpret_cast<const uint64_t*>(d->arb->out + d->out_expires)
-              : nullptr;
-      DeliverResults(d->reqs, d->begin, d->arb, d->out_codes, d->out_values, expires);
-      d->arb = nullptr;
-      d->begin.clear();
+      DeliverResults(*d);
     }
     std::lock_guard<std::mutex> lock(ring_mu_);
     ring_head_ = (ring_head_ + 1) % kDeliveryRing;

@@ -107,14 +107,13 @@ void Pipeline::HandleSetting(Request* r) {
   delete r;
   Status s;
   if (m->expiry_rate) {
-    // The sweep runs between ARBs on this thread; nothing to drain. Turning
-    // it on starts the first period now, not in the past.
+    // The sweep's rate is this thread's state. Turning it on starts the
+    // first period now, not in the past.
     if (general_) {
       if (sweep_period_ns_ == 0) last_sweep_ns_ = NowNs();
       sweep_period_ns_ = m->expiry_hz == 0 ? 0 : 1000000000ull / m->expiry_hz;
     }
   } else {
-    while (!inflight_.empty()) CompleteFront();
     s = sticky_ != cudaSuccess ? Status::Internal("the GPU failed earlier")
                                : ApplyLimit(m->max_memory_bytes, m->policy);
     // A lower limit evicts down to it at once (Store::SetMemoryLimit).
@@ -144,7 +143,10 @@ void Pipeline::MakeRoom(uint64_t grow, bool has_expiry) {
     return;
   }
   const uint64_t t0 = NowNs();
-  while (!inflight_.empty()) CompleteFront();
+  // The table to itself, not every delivery made: a pass answers no one,
+  // and waiting for the delivery thread's callbacks would only stall the
+  // pipeline and lengthen the pass's time as AdaptSlack measures it.
+  CompleteInFlight();
   uint64_t mem = store_->MemoryBytes();
   if (mem + grow > evict_max_) {
     const uint64_t need = mem + grow - evict_max_ + evict_max_ / evict_slack_div_;

@@ -119,7 +119,9 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   MakeRoom(s.grow, s.has_expiry);  // cache mode: evict first if this ARB could pass the limit
   if (s.has_expiry) evict_no_candidates_ = false;  // its EXPIREs / TTL writes make candidates
   if (!exclusive && s.storing > 0 && !store_->space().Reserve(s.storing)) {
-    while (!inflight_.empty()) CompleteFront();
+    // Run alone: what is in flight releases its slabs as it completes
+    // (Finish); its deliveries hold no slab, so they are not waited for.
+    CompleteInFlight();
     s.exclusive = true;
     // The drain tightened the memory bound to what the finished ARBs left
     // plus what is in flight, which no longer counts this ARB's growth:
@@ -181,9 +183,14 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   const size_t hash_off = aux;
   if (host_hash) aux += A64(n * 8);
 
+  // A small ARB's prepare is one single-block kernel that needs no scratch,
+  // and it moves its bytes inside the kernels where they fit (pipeline.h,
+  // kKernelCopyInBytes / kKernelCopyOutBytes): in_kernel and publish below.
+  const bool small_arb = n <= kSmallArbOps;
+
   // Work region: the normalized columns and scratch.
   size_t temp = 0;
-  if (n > kSmallArbOps) {
+  if (!small_arb) {
     cudaError_t e = ArbTempBytes(uint32_t(n), &temp);
     if (e != cudaSuccess) return e;
   }
@@ -228,7 +235,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   // A small ARB whose input is all staged needs no copy call: the prepare
   // kernel reads the staging buffer itself (ArbDev::stage).
   auto direct = [&](const Batch& b) { return b.pinned() && b.size() >= kDirectOps; };
-  bool in_kernel = n <= kSmallArbOps && input + aux <= kKernelCopyInBytes;
+  bool in_kernel = small_arb && input + aux <= kKernelCopyInBytes;
   for (size_t r = 0; in_kernel && r < s.reqs.size(); ++r) in_kernel = !direct(s.reqs[r]->batch);
   size_t run_begin = 0, run_end = 0;
   auto flush = [&] {
@@ -348,7 +355,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.out_expires =
       s.with_expires ? reinterpret_cast<uint64_t*>(s.out.p + s.out_expires) : nullptr;
   // A small ARB's kernel hands its results over itself (ArbView::publish).
-  const bool publish = n <= kSmallArbOps && out <= kKernelCopyOutBytes;
+  const bool publish = small_arb && out <= kKernelCopyOutBytes;
   if (publish) {
     v.publish = s.arb->out;
     v.publish_src = s.out.p;

@@ -2,7 +2,7 @@
 //
 // Why at a marker: the pipeline is the store's one path to the table, and
 // ARBs' L-Slab kernels run in queue order. Once every ARB before the marker
-// has completed (HandleSnapshot drains them, as Clear does) and before the
+// has completed (Run() quiesces before every marker) and before the
 // next is launched, the table holds exactly the effect of the batches queued
 // before the marker: those whose Submit returned before OpenSnapshot
 // started, none submitted after it returned, each batch in between wholly in
@@ -30,7 +30,6 @@
 namespace kvcg::store::gpu {
 
 void Pipeline::HandleSnapshot(Request* r) {
-  while (!inflight_.empty()) CompleteFront();
   SnapshotMarker* m = r->snapshot;
   delete r;
   std::unique_ptr<SnapshotReader> reader;
