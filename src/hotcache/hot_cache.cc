@@ -107,7 +107,7 @@ bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, c
   if (key.size() > kFastBytes) return false;
   const size_t key_words = Words(key.size());
   uint64_t want[kFastWords - 1] = {};
-  std::memcpy(want, key.data(), key.size());
+  if (!key.empty()) std::memcpy(want, key.data(), key.size());  // an empty key's data may be null
   uint64_t value[kFastWords - 1];
   // A second try only: a bucket that keeps changing is being written, and
   // the lock is then the cheaper wait.

@@ -114,8 +114,8 @@ TEST(HotCacheFastRead, TombstonesLongValuesAndSharedHashesAnswerExactly) {
   ASSERT_EQ(c.Run(OpType::kPut, "long", long_value, kHash), Outcome::kMiss);
   ASSERT_EQ(c.Run(OpType::kPut, "short", "s", kHash), Outcome::kMiss);
   ASSERT_EQ(c.Run(OpType::kDelete, "gone", {}, kHash, {Code::kOk, "old"}), Outcome::kMiss);
-  // Keys of every length the fast copy holds, and one past it.
-  for (size_t len = 1; len <= 49; ++len) {
+  // Keys of every length the fast copy holds (the empty one too), and one past it.
+  for (size_t len = 0; len <= 49; ++len) {
     const std::string key(len, char('a' + len % 26));
     ASSERT_EQ(c.Run(OpType::kPut, key, key + "!", kHash), Outcome::kMiss) << len;
   }
@@ -126,7 +126,7 @@ TEST(HotCacheFastRead, TombstonesLongValuesAndSharedHashesAnswerExactly) {
     EXPECT_EQ(c.sink.value, "s");
     ASSERT_EQ(c.Run(OpType::kGet, "gone", {}, kHash), Outcome::kDone);
     EXPECT_EQ(c.sink.code, Code::kNotFound);
-    for (size_t len = 1; len <= 49; ++len) {
+    for (size_t len = 0; len <= 49; ++len) {
       const std::string key(len, char('a' + len % 26));
       ASSERT_EQ(c.Run(OpType::kGet, key, {}, kHash), Outcome::kDone) << len;
       EXPECT_EQ(c.sink.value, key + "!") << len;

@@ -4,6 +4,7 @@ cursor parsing, ordering after the connection's earlier writes (SCAN is a
 barrier), and Redis's guarantee while another client writes: every key
 present for the whole iteration is returned at least once."""
 import threading
+import time
 
 import pytest
 import redis
@@ -206,7 +207,17 @@ def test_scan_guarantee_while_another_client_writes(server, count):
     t = threading.Thread(target=writer)
     t.start()
     try:
-        seen = set(c.scan_iter(count=count))
+        # The iteration must overlap the writes: after its first step it
+        # waits for the writer's first pipeline (on a loaded machine the
+        # writer could otherwise start after a short iteration had ended).
+        cursor, keys = c.scan(0, count=count)
+        seen = set(keys)
+        deadline = time.monotonic() + 60
+        while written[0] == 0 and not errors and time.monotonic() < deadline:
+            time.sleep(0.001)
+        while cursor != 0:
+            cursor, keys = c.scan(cursor, count=count)
+            seen.update(keys)
         during = written[0]
     finally:
         stop.set()
