@@ -192,7 +192,7 @@ l = load("latency")
 if l:
     print(f"(c) latency, {l['batch_ops']}-op {l['mix']} batch, one at a time (target p99 <= {l['target_p99_us']} us)")
     for r in l["results"]:
-        print(f"    {r['backend']} {r['layout']:<7} p50 {r['p50_us']:7.1f} us  p99 {r['p99_us']:7.1f} us  "
+        print(f"    {r['backend']} {r['layout']:<7} resident {r.get('resident_blocks', 0)} p50 {r['p50_us']:7.1f} us  p99 {r['p99_us']:7.1f} us  "
               f"p999 {r['p999_us']:7.1f} us  max {r['max_us']:8.1f} us")
 for be in ("gpu", "cpu"):
     v = load("eviction_" + be)
@@ -228,10 +228,10 @@ fi
 # one thread, ~1-2 M keys/s).
 server_matrix() {  # output folder
   local dir=$1
-  if timeout "${SERVER_WALL:-200}" python3 bench/server/compare.py --machine h100 --out "$dir/server_compare.json" \
+  if timeout "${SERVER_WALL:-240}" python3 bench/server/compare.py --machine h100 --out "$dir/server_compare.json" \
       --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
       --sink "$BUILD_DIR/tools/loadgen/kvcg-resp-sink" \
-      --servers kvcg-gpu,kvcg-gpu-canonical,kvcg-cpu,redis,redis-io8 --kvcg-args "--io-threads 8" \
+      --servers kvcg-gpu,kvcg-gpu-canonical,kvcg-gpu-canonical-launch,kvcg-cpu,redis,redis-io8 --kvcg-args "--io-threads 8" \
       --keys-list "${SERVER_KEYS_LIST:-2000000}" --value-size 32 --get-ratio 0.95 --dist uniform \
       --pipelines 1,16 --connections 64 --threads 8 --sink-threads 8 --duration 3 --warmup 1 \
       --skip-redis-benchmark >>"$OUT/server.log" 2>&1; then

@@ -8,6 +8,9 @@
 // checks every result (code kOk, value = the key's value; any other fails
 // the run), releases it, and sleeps 50 us so that batches never queue behind
 // each other. The first 500 samples are warm-up and not recorded.
+// The GPU is measured twice: with the resident kernel (the default: a small
+// ARB is posted to a ring that a kernel staying on the device takes it
+// from) and with gpu_resident_blocks = 0 (kernels launched per ARB).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,19 +34,21 @@ constexpr double kTargetP99Us = 30;
 struct Row {
   Backend backend;
   Shape shape;
+  uint32_t resident_blocks;  // GPU: the resident kernel's blocks (0 = launches per ARB)
   std::string store;
   std::vector<double> us;  // sorted
 };
 
-Row Measure(Backend backend, Shape shape, int log2, const Args& args) {
+Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t resident_blocks) {
   const uint64_t keys = 1ull << log2;
   Config c;
   c.backend = backend;
   c.layout = shape.general ? Layout::kGeneral : Layout::kFixed8;
   c.expected_keys = keys;
+  c.gpu_resident_blocks = resident_blocks;
   auto store = OpenStore(c);
   Prefill(store.get(), shape, keys, args.threads);
-  Row row{backend, shape, store->Info().detail, {}};
+  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}};
   row.us.reserve(size_t(args.iterations));
   Rng rng{5};
   std::vector<uint64_t> idx(kOps);
@@ -75,9 +80,9 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args) {
   }
   std::sort(row.us.begin(), row.us.end());
   std::fprintf(stderr,
-               "latency %s %s 512-op batch: p50 %.1f us, p99 %.1f us, p999 %.1f us, max %.1f us "
+               "latency %s %s (resident blocks %u) 512-op batch: p50 %.1f us, p99 %.1f us, p999 %.1f us, max %.1f us "
                "(value checksum %016llx)\n",
-               BackendName(backend), shape.name(), Quantile(row.us, 0.5), Quantile(row.us, 0.99),
+               BackendName(backend), shape.name(), row.resident_blocks, Quantile(row.us, 0.5), Quantile(row.us, 0.99),
                Quantile(row.us, 0.999), row.us.back(), (unsigned long long)sum);
   return row;
 }
@@ -90,8 +95,10 @@ int RunLatency(const Args& args) {
   std::vector<Row> rows;
   for (const bool general : {false, true}) {
     if (args.layout == (general ? "fixed8" : "general")) continue;
-    rows.push_back(Measure(Backend::kGpu, Shape{general}, log2, args));
-    if (args.cpu) rows.push_back(Measure(Backend::kCpu, Shape{general}, log2, args));
+    const uint32_t resident = Config{}.gpu_resident_blocks;
+    rows.push_back(Measure(Backend::kGpu, Shape{general}, log2, args, resident));
+    rows.push_back(Measure(Backend::kGpu, Shape{general}, log2, args, 0));
+    if (args.cpu) rows.push_back(Measure(Backend::kCpu, Shape{general}, log2, args, 0));
   }
   PrintHeader("latency");
   std::printf("  \"keys\": %llu, \"batch_ops\": %u, \"mix\": \"get95_put5\", \"threads\": 1, "
@@ -102,10 +109,12 @@ int RunLatency(const Args& args) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double mean = std::accumulate(r.us.begin(), r.us.end(), 0.0) / double(r.us.size());
-    std::printf("    {\"backend\": \"%s\", \"layout\": \"%s\", \"samples\": %zu, "
+    std::printf("    {\"backend\": \"%s\", \"layout\": \"%s\", \"resident_blocks\": %u, "
+                "\"samples\": %zu, "
                 "\"p50_us\": %.2f, \"p99_us\": %.2f, \"p999_us\": %.2f, \"max_us\": %.2f, "
                 "\"mean_us\": %.2f, \"store\": %s}%s\n",
-                BackendName(r.backend), r.shape.name(), r.us.size(), Quantile(r.us, 0.5),
+                BackendName(r.backend), r.shape.name(), r.resident_blocks, r.us.size(),
+                Quantile(r.us, 0.5),
                 Quantile(r.us, 0.99), Quantile(r.us, 0.999), r.us.back(), mean,
                 Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
   }

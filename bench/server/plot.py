@@ -11,7 +11,8 @@ import argparse
 import json
 
 # One colour per row, the same in every figure: kvcg greens/blues, redis reds.
-COLORS = {"kvcg-gpu": "tab:green", "kvcg-gpu-canonical": "tab:olive", "kvcg-cpu": "tab:blue",
+COLORS = {"kvcg-gpu": "tab:green", "kvcg-gpu-canonical": "tab:olive",
+          "kvcg-gpu-canonical-launch": "tab:gray", "kvcg-cpu": "tab:blue",
           "redis": "tab:red", "redis-io8": "tab:orange"}
 
 

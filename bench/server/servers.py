@@ -23,6 +23,9 @@ ROWS = {
     "kvcg-gpu": ("kvcg", ["--backend", "gpu"]),
     # Every key on the GPU store: what the GPU alone serves.
     "kvcg-gpu-canonical": ("kvcg", ["--backend", "gpu", "--mode", "canonical"]),
+    # The same with a launch per batch instead of the resident kernel (the A/B of its ring).
+    "kvcg-gpu-canonical-launch": ("kvcg", ["--backend", "gpu", "--mode", "canonical",
+                                           "--gpu-resident-blocks", "0"]),
     # The plain CPU store (its default mode, canonical).
     "kvcg-cpu": ("kvcg", ["--backend", "cpu"]),
     "redis": ("redis", []),

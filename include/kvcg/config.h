@@ -185,6 +185,11 @@ struct Config {
   uint32_t gpu_orchestrators = 4;    // Ignored: the GPU store has one ordered pipeline (kept so configs parse).
   uint32_t gpu_max_batch_ops = 0;    // Aggregated batch size bound; 0 = 2 x resident threads.
   uint32_t gpu_batch_timeout_us = 20;  // Aggregation time bound (Mega-KV periodic scheduling).
+  // Blocks of the resident kernel that takes small aggregated batches (up to
+  // 1,024 ops and 32 KB of input) from a mapped ring instead of launching
+  // kernels per batch; it ends by itself after 1 ms without work. 0 = off:
+  // every batch launches its own kernels.
+  uint32_t gpu_resident_blocks = 16;
   uint32_t retry_timeout_ms = 1000;  // Bound on internal retries before kTimedOut.
 
   // --- Engine (modes kvcg and hot-only; ignored by canonical).

@@ -76,4 +76,28 @@ void ForEachColumn(const Batch& b, const BlockLayout& l, Fn fn) {
   if (l.value_bytes != SIZE_MAX) fn(l.value_bytes, b.value_bytes(), b.value_bytes_size());
 }
 
+// An ARB's work region in device memory: the prepare's normalized columns
+// and scratch for n ops (byte offsets, each column 64-byte aligned), cub's
+// scratch of temp_bytes (large ARBs), and the expire column when a batch of
+// the ARB has expiry.
+struct WorkLayout {
+  size_t type, check, hash, key, ctl, value, expected, rec, vlen, done, wslot, hkey, sorted,
+      idx_in, idx_out, marks, marks_scan, temp, expire, total = 0;
+  WorkLayout(size_t n, size_t temp_bytes, bool expire_column) {
+    type = Take(n), check = Take(n), hash = Take(n * 8), key = Take(n * 8), ctl = Take(n * 8),
+    value = Take(n * 8), expected = Take(n * 8), rec = Take(n * 8), vlen = Take(n * 4),
+    done = Take((n + 1) * 4), wslot = Take(n * 4), hkey = Take(n * 4), sorted = Take(n * 4),
+    idx_in = Take(n * 4), idx_out = Take(n * 4), marks = Take(n * 8), marks_scan = Take(n * 8),
+    temp = Take(temp_bytes);
+    expire = expire_column ? Take(n * 8) : 0;
+  }
+
+ private:
+  size_t Take(size_t bytes) {
+    const size_t at = total;
+    total += A64(bytes);
+    return at;
+  }
+};
+
 }  // namespace kvcg::store::gpu

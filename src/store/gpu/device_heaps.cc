@@ -31,6 +31,7 @@ uint64_t KeyRecordHeap::Allocate(uint32_t key_bytes) {
     while (chunk_bytes < size) chunk_bytes <<= 1;
     if (!budget_->Take(chunk_bytes)) return 0;
     void* chunk = nullptr;
+    BeforeCuda();
     if (cudaMalloc(&chunk, chunk_bytes) != cudaSuccess) {
       cudaGetLastError();
       budget_->Give(chunk_bytes);
@@ -53,6 +54,7 @@ void KeyRecordHeap::Free(uint64_t record, uint32_t key_bytes) {
 
 void KeyRecordHeap::Reset() {
   for (auto& [chunk, bytes] : chunks_) {
+    BeforeCuda();
     cudaFree(chunk);
     budget_->Give(bytes);
   }
@@ -75,6 +77,7 @@ uint64_t* ValueHeap::Reserve(uint64_t value_bytes) {
   uint64_t* blob = nullptr;
   if (need > kBigBlob) {
     void* p = nullptr;
+    BeforeCuda();
     if (cudaHostAlloc(&p, need, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
@@ -93,6 +96,7 @@ uint64_t* ValueHeap::Reserve(uint64_t value_bytes) {
         uint64_t chunk_bytes = next_chunk_;
         while (chunk_bytes < size) chunk_bytes <<= 1;
         void* chunk = nullptr;
+        BeforeCuda();
         if (cudaHostAlloc(&chunk, chunk_bytes, cudaHostAllocMapped | cudaHostAllocPortable) !=
             cudaSuccess) {
           cudaGetLastError();
@@ -115,6 +119,7 @@ void ValueHeap::Free(uint64_t* blob, uint64_t size) {
   const uint64_t need = 8 + size;
   if (need > kBigBlob) {
     big_.erase(blob);
+    BeforeCuda();
     cudaFreeHost(blob);
     return;
   }

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -44,7 +45,15 @@ class KeyRecordHeap {
 
   static uint64_t RecordBytes(uint32_t key_bytes) { return KeyRecordBytes(key_bytes); }
 
+  // Called before each CUDA allocation or free the heap makes: such calls
+  // wait for every running kernel, so the pipeline ends its resident kernel
+  // first (resident_ring.h) rather than wait up to its idle bound.
+  void SetBeforeCudaCall(std::function<void()> f) { before_cuda_ = std::move(f); }
  private:
+  void BeforeCuda() {
+    if (before_cuda_) before_cuda_();
+  }
+  std::function<void()> before_cuda_;
   DeviceBudget* const budget_;
   std::vector<std::vector<uint64_t>> free_;  // by size class
   std::vector<std::pair<void*, uint64_t>> chunks_;
@@ -75,7 +84,15 @@ class ValueHeap {
     return {reinterpret_cast<const char*>(blob + 1), size_t(blob[0])};
   }
 
+  // Called before each CUDA allocation or free the heap makes: such calls
+  // wait for every running kernel, so the pipeline ends its resident kernel
+  // first (resident_ring.h) rather than wait up to its idle bound.
+  void SetBeforeCudaCall(std::function<void()> f) { before_cuda_ = std::move(f); }
  private:
+  void BeforeCuda() {
+    if (before_cuda_) before_cuda_();
+  }
+  std::function<void()> before_cuda_;
   static constexpr uint64_t kBigBlob = 1 << 20;
   std::vector<std::vector<uint64_t*>> free_;
   std::vector<void*> chunks_;

@@ -338,6 +338,12 @@ KeyspaceStats GpuStore::Keyspace() const {
   return stats;
 }
 
+GpuStore::PathCounts GpuStore::path_counts() const {
+  PathCounts c;
+  pipeline_->PathCounts(&c.resident_arbs, &c.resident_launches, &c.stream_arbs);
+  return c;
+}
+
 Status GpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
   SettingMarker marker;
   marker.max_memory_bytes = max_memory_bytes;

@@ -28,6 +28,7 @@
 #include "store/gpu/arb_ops.cuh"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/lslab_kernel.h"
+#include "store/gpu/resident_kernel.cuh"
 
 namespace kvcg::store::gpu {
 namespace {
@@ -481,6 +482,14 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
   PublishOutputs(a);
 }
 
+// The resident kernel (resident_ring.h) with the default tile.
+struct LSlabResidentOps {
+  __device__ void operator()(const ResidentDesc& d) const { LSlabOps<8>(d.lslab, d.view); }
+};
+__global__ void __launch_bounds__(kLSlabBlockThreads, 1) LSlabResidentKernel(ResidentParams p) {
+  ResidentLoop(p, LSlabResidentOps{});
+}
+
 // Default variant: 8 lanes per op (4 ops of a warp in flight), registers
 // capped for 4 blocks per SM (64 registers, occupancy 0.50). Measured on the
 // H100 at 95/5 (2026-11-24, kvcg-bench-gpu kernel; fixed8 was then on this
@@ -574,8 +583,7 @@ cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max
     tiles_avail = max_blocks * (kLSlabBlockThreads / 32) * tiles_per_warp;
   }
   ArbView a = arb;
-  const uint32_t per = (arb.n + tiles_avail - 1) / tiles_avail;
-  a.ops_per_warp = per < 1 ? 1 : per > uint32_t(g_tile) ? uint32_t(g_tile) : per;
+  a.ops_per_warp = OpsPerTile(arb.n, tiles_avail, uint32_t(g_tile));
   const uint32_t tiles = (arb.n + a.ops_per_warp - 1) / a.ops_per_warp;
   const uint32_t warps = (tiles + tiles_per_warp - 1) / tiles_per_warp;
   uint32_t blocks = (warps + kLSlabBlockThreads / 32 - 1) / (kLSlabBlockThreads / 32);
@@ -583,6 +591,15 @@ cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max
   if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
   Launch(g_min_blocks, blocks, stream, table, a);
+  return cudaGetLastError();
+}
+
+uint32_t LSlabResidentOpsPerWarp(uint32_t n, uint32_t blocks) {
+  return OpsPerTile(n, blocks * (kLSlabBlockThreads / 32) * (32 / 8), 8);
+}
+
+cudaError_t LaunchLSlabResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream) {
+  LSlabResidentKernel<<<blocks, kLSlabBlockThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

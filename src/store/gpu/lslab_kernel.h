@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "store/gpu/lslab_types.h"
+#include "store/gpu/resident_ring.h"
 
 namespace kvcg::store::gpu {
 
@@ -25,6 +26,13 @@ constexpr int kLSlabBlockThreads = 256;
 // blocks as can be resident). Returns the launch error, if any.
 cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max_blocks,
                         cudaStream_t stream);
+
+// The resident kernel (resident_ring.h) for the general layout: `blocks`
+// blocks of kLSlabBlockThreads, default tile (8 lanes). Enqueued on
+// `stream`; it ends by itself (resident_ring.h).
+cudaError_t LaunchLSlabResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream);
+// ArbView::ops_per_warp for an ARB of n ops run by that kernel.
+uint32_t LSlabResidentOpsPerWarp(uint32_t n, uint32_t blocks);
 
 // Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
 // capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM.

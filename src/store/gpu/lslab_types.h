@@ -176,6 +176,14 @@ struct ArbView {
   uint64_t* res_rec;        // general DELETE: the removed key record (host frees it)
 };
 
+// Ops each tile of a table kernel claims at a time, for an ARB of n ops over
+// `tiles` tiles: a small batch is spread thin (down to one op per tile) so
+// that its latency stays near one op's; a large one gives every tile `max`.
+inline uint32_t OpsPerTile(uint32_t n, uint32_t tiles, uint32_t max) {
+  const uint32_t per = (n + tiles - 1) / tiles;
+  return per < 1 ? 1 : per > max ? max : per;
+}
+
 // The hash is mixed again so that weak injected hashes still spread buckets.
 KVCG_HD inline uint32_t BucketOf(uint64_t hash, uint32_t bucket_bits) {
   return uint32_t((hash * 0x9E3779B97F4A7C15ull) >> (64 - bucket_bits));

@@ -58,6 +58,7 @@ Pipeline::~Pipeline() {
   if (evict_hist_ != nullptr) cudaFree(evict_hist_);
   if (evict_totals_ != nullptr) cudaFree(evict_totals_);
   if (evict_hist_host_ != nullptr) cudaFreeHost(evict_hist_host_);
+  FreeResident();
 }
 
 cudaError_t Pipeline::Start() {
@@ -70,6 +71,10 @@ cudaError_t Pipeline::Start() {
     if (err == cudaSuccess && profile_) err = cudaEventCreate(&s.t_table);
     if (err != cudaSuccess) return err;
   }
+  if (const cudaError_t err = StartResident(); err != cudaSuccess) return err;
+  // The heaps' CUDA allocations and frees would wait for the resident kernel.
+  records_.SetBeforeCudaCall([this] { StopResident(); });
+  values_->SetBeforeCudaCall([this] { StopResident(); });
   // The configured limit and policy (Open): nothing is stored yet.
   const Config& config = store_->config();
   if (!ApplyLimit(config.max_memory_bytes, config.eviction).ok()) return cudaErrorUnknown;
@@ -124,6 +129,18 @@ void Pipeline::Stop() {
                  "queuing %.1f, its delivery %.1f)\n",
                  (unsigned long long)prof_.handed, (unsigned long long)prof_.arbs,
                  prof_.hand / 1e6, prof_.offloaded / 1e6);
+    std::fprintf(stderr,
+                 "gpu pipeline paths: %llu ARBs on the resident ring (%llu launches), %llu on "
+                 "streams (device times below: those only)\n",
+                 (unsigned long long)resident_arbs_.load(), (unsigned long long)resident_launches_.load(),
+                 (unsigned long long)stream_arbs_.load());
+    if (prof_.res_timed != 0) {
+      const double n = double(prof_.res_timed);
+      std::fprintf(stderr,
+                   "gpu pipeline resident: per ARB (us) posted -> results seen %.1f; on the device "
+                   "prepare %.1f, ops %.1f (the rest: doorbell, descriptor, publish, polls)\n",
+                   prof_.res_round / 1e3 / n, prof_.res_prepare / 1e3 / n, prof_.res_ops / 1e3 / n);
+    }
     const double arbs = prof_.dev_arbs != 0 ? double(prof_.dev_arbs) : 1.0;
     const double batches = prof_.timed_batches != 0 ? double(prof_.timed_batches) : 1.0;
     std::fprintf(stderr,
@@ -226,8 +243,7 @@ void Pipeline::Run() {
     } else if (!inflight_.empty()) {
       CompleteFront();
     }
-    while (!inflight_.empty() &&
-           cudaEventQuery(inflight_.front()->finished) != cudaErrorNotReady) {
+    while (!inflight_.empty() && Query(*inflight_.front()) != cudaErrorNotReady) {
       CompleteFront();
     }
   }
@@ -300,6 +316,9 @@ void Pipeline::CompleteFront() {
 
 void Pipeline::CompleteInFlight() {
   while (!inflight_.empty()) CompleteFront();
+  // Whatever follows may allocate or free device memory, which waits for a
+  // running kernel (resident_ring.h): the resident one ends now.
+  StopResident();
 }
 
 void Pipeline::Quiesce() {
@@ -317,7 +336,7 @@ bool Pipeline::Finish(Slot& s) {
   cudaError_t err;
   {
     StageTimer t(profile_, &prof_.wait);
-    while ((err = cudaEventQuery(s.finished)) == cudaErrorNotReady) CpuRelax();
+    while ((err = Query(s)) == cudaErrorNotReady) CpuRelax();
   }
   if (err != cudaSuccess) {
     sticky_ = err;
@@ -326,7 +345,15 @@ bool Pipeline::Finish(Slot& s) {
     FailAll(s, Code::kInternal);
     return false;
   }
-  if (profile_) {
+  if (profile_ && s.resident) {
+    prof_.res_round += NowNs() - s.posted_ns;
+    const uint64_t* t =
+        reinterpret_cast<const uint64_t*>(s.arb->out + s.out_hdr + 4 * kHdrTimesWord);
+    prof_.res_prepare += t[1] - t[0];
+    prof_.res_ops += t[2] - t[1];
+    ++prof_.res_timed;
+  }
+  if (profile_ && !s.resident) {
     float before = 0, table = 0, out = 0;
     if (cudaEventElapsedTime(&before, s.t_begin, s.t_table) == cudaSuccess &&
         cudaEventElapsedTime(&table, s.t_table, s.lslab_done) == cudaSuccess &&
@@ -508,6 +535,7 @@ void Pipeline::HandleClear(Request* r) {
   avg_ttl_ms_.store(0, std::memory_order_relaxed);  // as Redis's FLUSHALL resets avg_ttl
   epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
   values_ = std::make_unique<ValueHeap>();
+  values_->SetBeforeCudaCall([this] { StopResident(); });
   ClearMarker* m = r->clear;
   delete r;
   std::lock_guard<std::mutex> lock(m->mu);

@@ -88,6 +88,7 @@
 #include "store/gpu/eviction_kernels.h"
 #include "store/gpu/expiry_kernels.h"
 #include "store/gpu/pinned_memory.h"
+#include "store/gpu/resident_ring.h"
 #include "store/gpu/result_epochs.h"
 #include "store/gpu/snapshot_kernels.h"
 
@@ -217,6 +218,12 @@ class Pipeline {
   uint64_t avg_ttl_ms() const { return avg_ttl_ms_.load(std::memory_order_relaxed); }
   // Keys removed by the eviction policy since the store opened. Thread-safe.
   uint64_t evicted_keys() const { return evicted_keys_.load(std::memory_order_relaxed); }
+  // GpuStore::path_counts. Thread-safe.
+  void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* stream_arbs) const {
+    *resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
+    *resident_launches = resident_launches_.load(std::memory_order_relaxed);
+    *stream_arbs = stream_arbs_.load(std::memory_order_relaxed);
+  }
 
  private:
   static constexpr int kSlots = 3;
@@ -275,6 +282,11 @@ class Pipeline {
     uint64_t grow = 0;  // bytes the ARB's writes may add at most (eviction)
     bool mem_sampled = false;  // the header holds the charged bytes after the ARB (kHdrMemSample)
     bool exclusive = false, pool_exhausted = false, launched_ok = false;
+    // Posted to the resident kernel's ring as `seq` (pipeline_resident.cc)
+    // instead of launched on `stream`; its events are then unused.
+    bool resident = false;
+    uint64_t seq = 0;
+    uint64_t posted_ns = 0;  // when profiling: PostResident's clock
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
   };
 
@@ -287,6 +299,30 @@ class Pipeline {
   void Launch(Slot& s, bool exclusive);
   cudaError_t Issue(Slot& s, size_t input_bytes, const std::vector<ArbSegment>& segs,
                     const std::vector<PutEntry>& puts, bool host_hash);
+  // The resident kernel (resident_ring.h, pipeline_resident.cc).
+  // StartResident: its memory, its stream, and every slot's buffers sized
+  // for the largest ARB it takes (so posting one never frees device memory
+  // while it runs). ResidentEligible: an ARB of n ops that moves its bytes
+  // inside the kernels goes to the ring. SwitchPath: before an ARB on the
+  // ring (resident) or on a stream, the ARBs in flight on the other path
+  // complete (same-key order between the paths) and a stream ARB stops the
+  // kernel (its launches may allocate). PostResident: writes the ARB's
+  // descriptor and rings the doorbell, launching the kernel if none runs.
+  // StopResident: asks a running kernel to end and waits (nothing of ours
+  // in flight). Query: cudaSuccess once s's results are in host memory,
+  // cudaErrorNotReady before, or the device's error; relaunches the kernel
+  // when it ended before taking s.
+  cudaError_t StartResident();
+  void FreeResident();
+  bool ResidentEligible(size_t n, bool in_kernel, bool publish) const;
+  void SwitchPath(bool resident);
+  cudaError_t PostResident(Slot& s, const ArbDev& a, ArbView v);
+  cudaError_t LaunchResident(uint64_t start_seq);
+  // When the running launch has ended: relaunches it from the first ARB it
+  // did not take, if one was posted.
+  cudaError_t NoteResidentExit();
+  void StopResident();
+  cudaError_t Query(const Slot& s);
   void CompleteFront();
   // Waits for s, releases its slabs, frees or retires its replaced memory,
   // answers kCapacityExhausted where the pool is really full. False when s
@@ -389,6 +425,19 @@ class Pipeline {
   Slot slots_[kSlots];
   std::deque<Slot*> inflight_;
   cudaEvent_t last_lslab_ = nullptr;  // the newest launched ARB's L-Slab kernel
+
+  // The resident kernel: blocks (0 = off), stream, ring memory; whether a
+  // launch may be taking ARBs, its generation, the newest seq posted, polls
+  // since the last look at the stream for device errors.
+  uint32_t res_blocks_ = 0;
+  cudaStream_t res_stream_ = nullptr;
+  ResidentHostWords* res_host_ = nullptr;  // page-locked, mapped
+  ResidentDevWords* res_dev_ = nullptr;
+  bool res_running_ = false;
+  uint64_t res_gen_ = 0;
+  uint64_t res_posted_ = 0;
+  uint32_t res_polls_ = 0;
+  std::atomic<uint64_t> resident_arbs_{0}, resident_launches_{0}, stream_arbs_{0};
   Request* pending_ = nullptr;        // popped but did not fit the last ARB
   Request* marker_ = nullptr;         // a Clear or snapshot marker met while gathering
 
@@ -470,6 +519,9 @@ class Pipeline {
     // Per batch on the host (ns): Enqueue -> taken into an ARB, Enqueue ->
     // its completion called.
     uint64_t queued = 0, answered = 0, timed_batches = 0;
+    // Resident ARBs (ns): posted -> results seen by the pipeline thread,
+    // and on the device (its clock, kHdrTimesWord) taken -> prepared -> ops done.
+    uint64_t res_round = 0, res_prepare = 0, res_ops = 0, res_timed = 0;
   } prof_;
   const bool profile_;
 };

@@ -18,6 +18,7 @@ namespace kvcg::store::gpu {
 
 void Pipeline::Launch(Slot& s, bool exclusive) {
   s.launched_ok = false;
+  s.resident = false;
   s.finished = s.done;  // a valid event on every path (Issue may stop before recording)
   s.arb = nullptr;
   s.writes.clear();
@@ -133,6 +134,8 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   }
   s.pool_exhausted = false;
   if (s.exclusive) {
+    // It may rebuild the table (window_space.h): no kernel of ours may run.
+    StopResident();
     s.reserved = store_->space().ReserveAvailable(s.storing, &s.pool_exhausted);
   } else {
     s.reserved = s.storing;
@@ -169,8 +172,6 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   if (s.with_expires) out += A64(n * 8);
   s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag; memory sample
   out += 64;
-  s.arb = epochs_.Begin(out);
-  if (s.arb == nullptr) return cudaErrorMemoryAllocation;
 
   // Aux region: segments, puts, write ops, host hashes.
   size_t aux = 0;
@@ -185,8 +186,22 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
 
   // A small ARB's prepare is one single-block kernel that needs no scratch,
   // and it moves its bytes inside the kernels where they fit (pipeline.h,
-  // kKernelCopyInBytes / kKernelCopyOutBytes): in_kernel and publish below.
+  // kKernelCopyInBytes / kKernelCopyOutBytes): the prepare reads the staging
+  // buffer (in_kernel) and the table kernel writes the results (publish).
+  // Input blocks: large page-locked batches go straight from their memory
+  // (direct), the rest through the staging buffer.
   const bool small_arb = n <= kSmallArbOps;
+  auto direct = [&](const Batch& b) { return b.pinned() && b.size() >= kDirectOps; };
+  bool in_kernel = small_arb && input + aux <= kKernelCopyInBytes;
+  for (size_t r = 0; in_kernel && r < s.reqs.size(); ++r) in_kernel = !direct(s.reqs[r]->batch);
+  const bool publish = small_arb && out <= kKernelCopyOutBytes;
+  // Such an ARB goes to the resident kernel when it runs (resident_ring.h);
+  // what is in flight on the other path completes first.
+  s.resident = ResidentEligible(n, in_kernel, publish);
+  SwitchPath(s.resident);
+
+  s.arb = epochs_.Begin(out);
+  if (s.arb == nullptr) return cudaErrorMemoryAllocation;
 
   // Work region: the normalized columns and scratch.
   size_t temp = 0;
@@ -194,20 +209,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     cudaError_t e = ArbTempBytes(uint32_t(n), &temp);
     if (e != cudaSuccess) return e;
   }
-  size_t work = 0;
-  auto take = [&](size_t bytes) {
-    const size_t at = work;
-    work += A64(bytes);
-    return at;
-  };
-  const size_t w_type = take(n), w_check = take(n), w_hash = take(n * 8), w_key = take(n * 8),
-               w_ctl = take(n * 8), w_value = take(n * 8), w_expected = take(n * 8),
-               w_rec = take(n * 8), w_vlen = take(n * 4), w_done = take((n + 1) * 4),
-               w_wslot = take(n * 4), w_hkey = take(n * 4), w_sorted = take(n * 4),
-               w_idx_in = take(n * 4), w_idx_out = take(n * 4), w_marks = take(n * 8),
-               w_marks_scan = take(n * 8), w_temp = take(temp);
   const bool expire_column = general_ && s.has_expiry;
-  const size_t w_expire = expire_column ? take(n * 8) : 0;
+  const WorkLayout wl(n, temp, expire_column);
+  const size_t work = wl.total;
 
   const size_t stage_need = input + aux;
   if (s.stage_cap < stage_need) {
@@ -228,15 +232,13 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
 
   cudaStream_t st = s.stream;
   cudaError_t err = cudaSuccess;
+  const bool timed = profile_ && !s.resident;  // device timing events (not in the ring)
   uint64_t t0 = profile_ ? NowNs() : 0;
-  if (profile_) err = cudaEventRecord(s.t_begin, st);
+  if (timed) err = cudaEventRecord(s.t_begin, st);
   // Input blocks: large page-locked batches straight from their memory, the
   // rest gathered into the staging buffer (one copy per run of them).
   // A small ARB whose input is all staged needs no copy call: the prepare
   // kernel reads the staging buffer itself (ArbDev::stage).
-  auto direct = [&](const Batch& b) { return b.pinned() && b.size() >= kDirectOps; };
-  bool in_kernel = small_arb && input + aux <= kKernelCopyInBytes;
-  for (size_t r = 0; in_kernel && r < s.reqs.size(); ++r) in_kernel = !direct(s.reqs[r]->batch);
   size_t run_begin = 0, run_end = 0;
   auto flush = [&] {
     if (!in_kernel && err == cudaSuccess && run_end > run_begin) {
@@ -309,26 +311,26 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   }
   a.allowance = int(s.reserved);
   char* w = s.work.p;
-  a.type = reinterpret_cast<uint8_t*>(w + w_type);
-  a.check = reinterpret_cast<uint8_t*>(w + w_check);
-  a.hash = reinterpret_cast<uint64_t*>(w + w_hash);
-  a.key = reinterpret_cast<uint64_t*>(w + w_key);
-  a.ctl = reinterpret_cast<uint64_t*>(w + w_ctl);
-  a.value = reinterpret_cast<uint64_t*>(w + w_value);
-  a.expected = reinterpret_cast<uint64_t*>(w + w_expected);
-  a.rec = reinterpret_cast<uint64_t*>(w + w_rec);
-  a.vlen = reinterpret_cast<uint32_t*>(w + w_vlen);
-  a.done = reinterpret_cast<uint32_t*>(w + w_done);
-  a.wslot = reinterpret_cast<uint32_t*>(w + w_wslot);
+  a.type = reinterpret_cast<uint8_t*>(w + wl.type);
+  a.check = reinterpret_cast<uint8_t*>(w + wl.check);
+  a.hash = reinterpret_cast<uint64_t*>(w + wl.hash);
+  a.key = reinterpret_cast<uint64_t*>(w + wl.key);
+  a.ctl = reinterpret_cast<uint64_t*>(w + wl.ctl);
+  a.value = reinterpret_cast<uint64_t*>(w + wl.value);
+  a.expected = reinterpret_cast<uint64_t*>(w + wl.expected);
+  a.rec = reinterpret_cast<uint64_t*>(w + wl.rec);
+  a.vlen = reinterpret_cast<uint32_t*>(w + wl.vlen);
+  a.done = reinterpret_cast<uint32_t*>(w + wl.done);
+  a.wslot = reinterpret_cast<uint32_t*>(w + wl.wslot);
   a.hdr = reinterpret_cast<uint32_t*>(s.out.p + s.out_hdr);
-  a.hkey = reinterpret_cast<uint32_t*>(w + w_hkey);
-  a.sorted_hkey = reinterpret_cast<uint32_t*>(w + w_sorted);
-  a.idx_in = reinterpret_cast<uint32_t*>(w + w_idx_in);
-  a.idx_out = reinterpret_cast<uint32_t*>(w + w_idx_out);
-  a.marks = reinterpret_cast<int2*>(w + w_marks);
-  a.marks_scan = reinterpret_cast<int2*>(w + w_marks_scan);
-  a.temp = temp != 0 ? w + w_temp : nullptr;
-  a.expire = expire_column ? reinterpret_cast<uint64_t*>(w + w_expire) : nullptr;
+  a.hkey = reinterpret_cast<uint32_t*>(w + wl.hkey);
+  a.sorted_hkey = reinterpret_cast<uint32_t*>(w + wl.sorted);
+  a.idx_in = reinterpret_cast<uint32_t*>(w + wl.idx_in);
+  a.idx_out = reinterpret_cast<uint32_t*>(w + wl.idx_out);
+  a.marks = reinterpret_cast<int2*>(w + wl.marks);
+  a.marks_scan = reinterpret_cast<int2*>(w + wl.marks_scan);
+  a.temp = temp != 0 ? w + wl.temp : nullptr;
+  a.expire = expire_column ? reinterpret_cast<uint64_t*>(w + wl.expire) : nullptr;
   a.temp_bytes = temp;
 
   ArbView v{};
@@ -355,7 +357,6 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.out_expires =
       s.with_expires ? reinterpret_cast<uint64_t*>(s.out.p + s.out_expires) : nullptr;
   // A small ARB's kernel hands its results over itself (ArbView::publish).
-  const bool publish = small_arb && out <= kKernelCopyOutBytes;
   if (publish) {
     v.publish = s.arb->out;
     v.publish_src = s.out.p;
@@ -365,6 +366,12 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
 
   uint64_t t1 = profile_ ? NowNs() : 0;
   if (profile_) prof_.copies += t1 - t0;
+  if (s.resident) {
+    s.mem_sampled = false;
+    if (err == cudaSuccess) err = PostResident(s, a, v);
+    if (profile_) prof_.prepare += NowNs() - t1;
+    return err;
+  }
   if (err == cudaSuccess) err = ArbPrepare(a, st);
   if (profile_) {
     t0 = NowNs();
@@ -376,13 +383,14 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   if (err == cudaSuccess && last_lslab_ != nullptr && !inflight_.empty()) {
     err = cudaStreamWaitEvent(st, last_lslab_, 0);
   }
-  if (err == cudaSuccess && profile_) err = cudaEventRecord(s.t_table, st);
+  if (err == cudaSuccess && timed) err = cudaEventRecord(s.t_table, st);
   if (err == cudaSuccess) {
     err = general_ ? LaunchLSlab(store_->table(), v, 0, st)
                    : LaunchWindowOps(store_->window_view(), v, 0, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);
   if (err == cudaSuccess) last_lslab_ = s.lslab_done;
+  stream_arbs_.fetch_add(1, std::memory_order_relaxed);
   // Cache mode: the charged bytes once this ARB ran, returned with its
   // results, so that the pipeline's bound on memory tightens at every
   // completion instead of only at an eviction pass (pipeline_eviction.cc).

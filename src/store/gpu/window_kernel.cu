@@ -20,6 +20,7 @@
 #include "store/gpu/arb_ops.cuh"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/window_kernel.h"
+#include "store/gpu/resident_kernel.cuh"
 
 namespace kvcg::store::gpu {
 namespace {
@@ -322,6 +323,14 @@ __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
   PublishOutputs(a);
 }
 
+// The resident kernel (resident_ring.h).
+struct WindowResidentOps {
+  __device__ void operator()(const ResidentDesc& d) const { WindowOps(d.window, d.view); }
+};
+__global__ void __launch_bounds__(kWindowBlockThreads, 1) WindowResidentKernel(ResidentParams p) {
+  ResidentLoop(p, WindowResidentOps{});
+}
+
 // 64 registers, 4 blocks per SM: capping them for 6 spilled and ran at half
 // the rate (H100 2026-11-24).
 constexpr int kWindowMinBlocks = 4;
@@ -358,13 +367,21 @@ cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, ui
   if (max_blocks != 0 && max_blocks < blocks_avail) blocks_avail = max_blocks;
   const uint32_t tiles_avail = blocks_avail * kTilesPerBlock;
   ArbView a = arb;
-  const uint32_t per = (arb.n + tiles_avail - 1) / tiles_avail;
-  a.ops_per_warp = per < 1 ? 1 : per > uint32_t(kWindowTile) ? uint32_t(kWindowTile) : per;
+  a.ops_per_warp = OpsPerTile(arb.n, tiles_avail, uint32_t(kWindowTile));
   const uint32_t tiles = (arb.n + a.ops_per_warp - 1) / a.ops_per_warp;
   uint32_t blocks = (tiles + kTilesPerBlock - 1) / kTilesPerBlock;
   if (blocks > blocks_avail) blocks = blocks_avail;
   if (blocks == 0) blocks = 1;
   WindowKernel<kWindowMinBlocks><<<blocks, kWindowBlockThreads, 0, stream>>>(table, a);
+  return cudaGetLastError();
+}
+
+uint32_t WindowResidentOpsPerWarp(uint32_t n, uint32_t blocks) {
+  return OpsPerTile(n, blocks * (kWindowBlockThreads / kWindowTile), uint32_t(kWindowTile));
+}
+
+cudaError_t LaunchWindowResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream) {
+  WindowResidentKernel<<<blocks, kWindowBlockThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

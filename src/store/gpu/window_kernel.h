@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "store/gpu/lslab_types.h"
+#include "store/gpu/resident_ring.h"
 #include "store/gpu/window_types.h"
 
 namespace kvcg::store::gpu {
@@ -26,6 +27,12 @@ constexpr int kWindowTile = 4;  // lanes per op: one 16-byte slot each
 // blocks as can be resident). Returns the launch error, if any.
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream);
+
+// The resident kernel (resident_ring.h) for the window table: `blocks`
+// blocks of kWindowBlockThreads, enqueued on `stream`; and
+// ArbView::ops_per_warp for an ARB of n ops run by it.
+cudaError_t LaunchWindowResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream);
+uint32_t WindowResidentOpsPerWarp(uint32_t n, uint32_t blocks);
 
 // Blocks of kWindowBlockThreads that fit on the device at once.
 cudaError_t WindowResidentBlocks(int* blocks);

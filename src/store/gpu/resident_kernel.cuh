@@ -1,0 +1,181 @@
+// The resident kernel's loop (resident_ring.h has the protocol and why):
+// each table kernel's .cu instantiates ResidentLoop with its table and ops
+// (lslab_kernel.cu, window_kernel.cu), so one kernel prepares and runs
+// small ARBs for as long as they keep coming. Included by those files only
+// (nvcc); internal to each (anonymous namespace).
+//
+// Order. ARB seq's ops start (go) only once ARB seq - 1's ops have all run
+// (finished), which is the per-ARB kernel's stream order; inside an ARB the
+// prepare's numbering orders ops on one key as before. Block 0 prepares ARB
+// seq + 1 while the other blocks still run ARB seq: prepare touches only
+// seq + 1's own buffers (the pipeline reuses a slot only after its ARB
+// completed), never the table.
+//
+// Memory order: the host's descriptor and staged input are written before
+// the doorbell (x86 stores stay in order) and read after an acquire load of
+// it at system scope; each block fences its table writes before counting
+// itself done, the last block fences system-wide after publishing before it
+// writes done_seq, and go/finished are release/acquire at device scope, so
+// ARB seq sees every write of ARB seq - 1 (the chain the per-ARB kernels
+// got from their stream order).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "store/gpu/arb_prepare.cuh"
+#include "store/gpu/resident_ring.h"
+
+namespace kvcg::store::gpu {
+namespace {
+
+__device__ __forceinline__ uint64_t GlobalNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ uint64_t LdAcquireSys64(const volatile uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t LdAcquireGpu64(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void StReleaseGpu64(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void StReleaseSys64(volatile uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// The block copies `bytes` (a multiple of 16) from src to dst.
+__device__ __forceinline__ void BlockCopy16(void* dst, const void* src, uint32_t bytes) {
+  const uint4* s = reinterpret_cast<const uint4*>(src);
+  uint4* d = reinterpret_cast<uint4*>(dst);
+  for (uint32_t w = threadIdx.x; w < bytes / 16; w += blockDim.x) d[w] = s[w];
+}
+
+__device__ __forceinline__ void PrepareResident(const ResidentDesc& d) {
+  switch (d.items) {
+    case 1: SmallPrepare<1>(d.prep); break;
+    case 2: SmallPrepare<2>(d.prep); break;
+    default: SmallPrepare<4>(d.prep); break;
+  }
+}
+
+// Ops(table, view) runs an ARB's ops with the whole block (the table
+// kernel's body, claiming ops from view.cursor). Launched with gridDim.x
+// blocks of 256 threads (the prepare's block size).
+template <class Ops>
+__device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
+  __shared__ alignas(16) unsigned char d_raw[sizeof(ResidentDesc)];
+  __shared__ int cmd;  // block 0: 1 = take the ARB, 0 = end
+  __shared__ bool last;
+  ResidentDesc& d = *reinterpret_cast<ResidentDesc*>(d_raw);
+  const uint64_t gen_bits = p.gen << kResidentGenShift;
+  const uint64_t t_start = GlobalNs();
+  uint64_t t_last = t_start;
+  for (uint64_t seq = p.start_seq;; ++seq) {
+    ResidentDesc& dev_desc = p.dev->desc[seq % kResidentRing];
+    if (blockIdx.x == 0) {
+      if (threadIdx.x == 0) {
+        int c = 0;
+        while (true) {
+          if (LdAcquireSys64(&p.host->doorbell) >= seq) {
+            c = 1;
+            break;
+          }
+          const uint64_t now = GlobalNs();
+          if (p.host->stop_gen == p.gen || now - t_last > p.idle_ns || now - t_start > p.life_ns) {
+            break;
+          }
+        }
+        if (c == 0) {
+          // Ending: the other blocks leave once they ran every ARB before
+          // seq; the host learns where to resume.
+          StReleaseGpu64(&p.dev->go, gen_bits | kResidentExitBit | seq);
+          StReleaseSys64(&p.host->exit_word, gen_bits | seq);
+        }
+        cmd = c;
+        t_last = GlobalNs();
+      }
+      __syncthreads();
+      if (cmd == 0) return;
+      BlockCopy16(&d, &p.host->desc[seq % kResidentRing], sizeof(ResidentDesc));
+      __syncthreads();
+      const uint64_t t_taken = GlobalNs();
+      PrepareResident(d);
+      BlockCopy16(&dev_desc, &d, sizeof(ResidentDesc));
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        // Timings for the pipeline's profile (resident_ring.h, kHdrTimes).
+        uint64_t* times = reinterpret_cast<uint64_t*>(d.prep.hdr + kHdrTimesWord);
+        times[0] = t_taken;
+        times[1] = GlobalNs();
+        __threadfence();
+        // ARB seq - 1's ops all ran (the first ARB of a launch: the
+        // previous launch ended before this one began, stream order).
+        if (seq != p.start_seq) {
+          while (LdAcquireGpu64(&p.dev->finished) < seq - 1) {
+          }
+        }
+        StReleaseGpu64(&p.dev->go, gen_bits | seq);
+      }
+      __syncthreads();
+    } else {
+      if (threadIdx.x == 0) {
+        // go(seq), or an exit at a later seq (ARBs before it were posted;
+        // block 0 does not wait for this block to read go before it ends).
+        int c;
+        while (true) {
+          const uint64_t g = LdAcquireGpu64(&p.dev->go);
+          if ((g >> kResidentGenShift) != p.gen) continue;  // an earlier launch's word
+          const uint64_t s = g & kResidentSeqMask;
+          if (s > seq || (s == seq && (g & kResidentExitBit) == 0)) {
+            c = 1;
+            break;
+          }
+          if (s == seq) {
+            c = 0;
+            break;
+          }
+        }
+        cmd = c;
+      }
+      __syncthreads();
+      if (cmd == 0) return;
+      BlockCopy16(&d, &dev_desc, sizeof(ResidentDesc));
+      __syncthreads();
+    }
+    ops(d);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      last = atomicAdd(d.view.blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last) {
+      __threadfence();
+      if (threadIdx.x == 0) {
+        reinterpret_cast<uint64_t*>(d.prep.hdr + kHdrTimesWord)[2] = GlobalNs();
+      }
+      __syncthreads();
+      const uint4* src = reinterpret_cast<const uint4*>(d.view.publish_src);
+      uint4* dst = reinterpret_cast<uint4*>(d.view.publish);
+      const uint32_t words = (d.view.publish_bytes + 15) / 16;
+      for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) dst[w] = __ldcg(src + w);
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        __threadfence_system();
+        StReleaseSys64(&p.host->done_seq, seq);
+        StReleaseGpu64(&p.dev->finished, seq);
+      }
+    }
+    __syncthreads();  // d is overwritten next round
+  }
+}
+
+}  // namespace
+}  // namespace kvcg::store::gpu

@@ -1,0 +1,91 @@
+// The resident kernel's ring: how the pipeline hands small ARBs to a kernel
+// that stays on the device, instead of launching kernels per ARB.
+//
+// Why. A small ARB (a server round, a 512-op batch) launched as kernels
+// costs the pipeline thread 3-4 CUDA calls of 2.5-5 µs each and the ARB two
+// kernel start-ups (~5 µs each) on the device; at a few hundred ops that
+// fixed cost is most of its ~35 µs round trip (docs/BENCHMARKS.md 2f). The
+// resident kernel (resident_kernel.cuh) is launched once and then takes ARBs
+// from this ring: the pipeline writes the ARB's descriptor and rings a
+// doorbell (two stores to mapped host memory), block 0 prepares the ARB
+// (arb_prepare.cuh's one-block prepare) and every block runs its ops (the
+// same table code as the per-ARB kernel); the last block writes the results
+// to host memory and the completed sequence number next to the doorbell.
+//
+// Protocol (all words 64-bit, sequence numbers start at 1 and only grow):
+//   host:   desc[seq % kResidentRing] = the ARB; doorbell = seq (release).
+//   device: block 0 waits for doorbell >= seq, prepares, waits until ARB
+//           seq - 1 is finished on the device, then go = (gen, seq); the
+//           other blocks wait for go; all run the ops; the last block
+//           publishes the results and sets done_seq = seq (host memory)
+//           and finished = seq (device memory).
+//   exit:   the kernel ends by itself when no ARB came for idle_ns, when it
+//           has run life_ns, or when the host asks (stop_gen = its gen);
+//           it writes exit_word = gen << 40 | (first seq it did NOT take)
+//           before ending. The host relaunches (gen + 1, from that seq)
+//           when an ARB it posted was not taken.
+// Why it ends by itself: CUDA calls such as cudaFree and cudaFreeHost wait
+// for the whole device, so a kernel that never ended would hang any thread
+// that frees memory (the value heap, pinned batches, a table rebuild). With
+// the time bounds such a call waits at most idle_ns (or life_ns under
+// constant load). The pipeline stops the kernel itself before its own
+// allocating work (markers, rebuilds, a large ARB), so it rarely waits.
+#pragma once
+
+#include <cstdint>
+
+#include "store/gpu/arb_kernels.h"
+#include "store/gpu/lslab_types.h"
+#include "store/gpu/window_types.h"
+
+namespace kvcg::store::gpu {
+
+constexpr uint32_t kResidentRing = 4;         // >= the pipeline's slots
+constexpr uint32_t kResidentMaxOps = 1024;    // 256 threads x 4 items: the prepare's shared memory
+constexpr uint64_t kResidentGenShift = 40;
+constexpr uint64_t kResidentSeqMask = (1ull << 39) - 1;
+constexpr uint64_t kResidentExitBit = 1ull << 39;
+
+// The kernel's timings of each ARB, in its output header (ArbDev::hdr, 64
+// bytes) from this 32-bit word on: three device clock readings (ns) — block
+// 0 took the ARB, its prepare ended (go), its ops ended (before the results
+// were published). The pipeline's profile reads them (KVCG_GPU_PROFILE).
+constexpr uint32_t kHdrTimesWord = 10;
+
+// One ARB as the kernel needs it: the prepare's input, the table kernel's
+// view, and the table (the field of the store's layout).
+struct alignas(16) ResidentDesc {
+  ArbDev prep;
+  ArbView view;
+  TableView lslab;        // general layout
+  WindowTableView window; // fixed8
+  uint32_t items;         // the prepare's items per thread: 1, 2 or 4
+};
+static_assert(sizeof(ResidentDesc) % 16 == 0, "copied in 16-byte words");
+
+// Page-locked, mapped host memory. Each word on its own cache line: the
+// host writes the doorbell and stop_gen, the device the other two.
+struct ResidentHostWords {
+  alignas(64) volatile uint64_t doorbell;   // the newest seq posted
+  alignas(64) volatile uint64_t done_seq;   // the newest seq completed
+  alignas(64) volatile uint64_t exit_word;  // gen << 40 | first seq not taken
+  alignas(64) volatile uint64_t stop_gen;   // the host asks generation stop_gen to end
+  ResidentDesc desc[kResidentRing];
+};
+
+// Device memory, zeroed at allocation.
+struct ResidentDevWords {
+  alignas(64) uint64_t go;        // gen << 40 | exit bit | seq: block 0 to the others
+  alignas(64) uint64_t finished;  // the newest seq whose ops all ran (this generation)
+  ResidentDesc desc[kResidentRing];  // block 0's copy for the other blocks
+};
+
+struct ResidentParams {
+  ResidentHostWords* host = nullptr;  // mapped
+  ResidentDevWords* dev = nullptr;
+  uint64_t gen = 0;
+  uint64_t start_seq = 0;  // the first ARB this launch takes
+  uint64_t idle_ns = 0, life_ns = 0;
+};
+
+}  // namespace kvcg::store::gpu
