@@ -28,6 +28,10 @@
 //     table kernel's last block writes the output buffer (mapped memory) —
 //     each CUDA call costs the thread 2.5–5 µs on the H100, a DMA a few µs
 //     of latency, and a few hundred ops' bytes move faster inside kernels.
+//     Such an ARB of at most kResidentMaxOps ops is not launched at all
+//     (pipeline_resident.cc): it is posted to the ring of a kernel that
+//     stays on the device (resident_ring.h); ARBs in flight on the other
+//     path complete before one of either kind starts.
 // Complete, per ARB: frees and retires replaced memory (per write op),
 // then hands each batch a Results borrowing its slice of the output buffer
 // and calls its completion. Nothing is built per GET.
