@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/arb_prepare.cuh"
+#include "store/gpu/lslab_device.cuh"
 #include "store/gpu/resident_ring.h"
 
 namespace kvcg::store::gpu {
@@ -36,11 +37,6 @@ __device__ __forceinline__ uint64_t GlobalNs() {
 __device__ __forceinline__ uint64_t LdAcquireSys64(const volatile uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint64_t LdAcquireGpu64(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
 __device__ __forceinline__ void StReleaseGpu64(uint64_t* p, uint64_t v) {
@@ -118,7 +114,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
         // ARB seq - 1's ops all ran (the first ARB of a launch: the
         // previous launch ended before this one began, stream order).
         if (seq != p.start_seq) {
-          while (LdAcquireGpu64(&p.dev->finished) < seq - 1) {
+          while (LdAcquire64(&p.dev->finished) < seq - 1) {
           }
         }
         StReleaseGpu64(&p.dev->go, gen_bits | seq);
@@ -130,7 +126,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
         // block 0 does not wait for this block to read go before it ends).
         int c;
         while (true) {
-          const uint64_t g = LdAcquireGpu64(&p.dev->go);
+          const uint64_t g = LdAcquire64(&p.dev->go);
           if ((g >> kResidentGenShift) != p.gen) continue;  // an earlier launch's word
           const uint64_t s = g & kResidentSeqMask;
           if (s > seq || (s == seq && (g & kResidentExitBit) == 0)) {
