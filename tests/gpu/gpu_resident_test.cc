@@ -102,7 +102,9 @@ TEST_P(ResidentRing, AnswersEqualTheModelAcrossBothPaths) {
   SKIP_WITHOUT_GPU();
   const bool fixed8 = GetParam() == Layout::kFixed8;
   const int max = int(store::gpu::kResidentMaxOps);
-  for (uint32_t blocks : {1u, 8u}) {
+  // 1 block: claims from the cursor; 8 and 16: static claims (one op per
+  // tile of blocks 1..) for the batches their tiles cover, the cursor above.
+  for (uint32_t blocks : {1u, 8u, 16u}) {
     SCOPED_TRACE("blocks " + std::to_string(blocks));
     auto store = OpenResident(GetParam(), blocks);
     ASSERT_TRUE(store);
@@ -113,6 +115,18 @@ TEST_P(ResidentRing, AnswersEqualTheModelAcrossBothPaths) {
     EXPECT_GE(c.stream_arbs, 20u) << "the larger ones went on streams";
     EXPECT_GE(c.resident_launches, 1u);
   }
+}
+
+// Whole batches on three keys: the prepare's table puts each key's ops in
+// one slot and numbers them by a scan of the ops before each (up to 1,024
+// in one group); every GET must see the write just before it in its batch.
+TEST_P(ResidentRing, BatchesOnAFewKeysKeepTheirOrder) {
+  SKIP_WITHOUT_GPU();
+  const int max = int(store::gpu::kResidentMaxOps);
+  auto store = OpenResident(GetParam(), 16);
+  ASSERT_TRUE(store);
+  RunAgainstModel(store.get(), GetParam() == Layout::kFixed8, {max, 2, 512, 100, 33}, 40, 3, 0, 11);
+  EXPECT_GE(Counts(store.get()).resident_arbs, 30u);
 }
 
 // With 0 blocks every ARB is launched on a stream, and the answers are the same.

@@ -23,12 +23,12 @@
 //      rare); op at sorted position p of a group starting at s gets
 //      need = p - s (a write waits for all earlier ops) or, for a GET,
 //      (last write at or before p) - s + 1 (0 if none).
-//   Small ARBs (<= kSmallArbOps) do both in one single-block kernel (block
-//   radix sort of the hash's top 16 bits and scans in shared memory): one
-//   launch instead of eight, which is what keeps a 512-op round trip near
-//   the PCIe floor. Large ARBs use device-wide cub sort (top 32 bits) and
-//   scans. Grouping by some of the hash's bits groups a superset of each
-//   key's ops: still a correct order, at the price of rare extra waits.
+//   Small ARBs (<= kSmallArbOps) do both in one block (arb_prepare.cuh
+//   SmallPrepare: the ops grouped by hash in a shared-memory table, the
+//   same numbering without a sort), as one kernel or inside the resident
+//   kernel. Large ARBs use device-wide cub sort (top 32 bits) and scans.
+//   Grouping by some of the hash's bits groups a superset of each key's
+//   ops: still a correct order, at the price of rare extra waits.
 // Results: the L-Slab kernel itself writes them in kvcg's form into the
 // ARB's output region (lslab_kernel.cu WriteOutputs) — a kvcg::Code byte per
 // op, and a ValueRef per op (general: a view of the value blob in host

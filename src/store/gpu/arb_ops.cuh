@@ -13,6 +13,28 @@
 namespace kvcg::store::gpu {
 namespace {
 
+// Static claims (ArbView::cursor null; the resident kernel, whose blocks all
+// run at once): block 0 runs no ops — it prepares the next ARB meanwhile —
+// and tile g of the others takes ops g, g + tiles, g + 2 tiles, ... up to
+// ops_per_warp of them; g runs across blocks first, so a small ARB's ops
+// spread over every block rather than filling the first few. A tile runs
+// its ops in index order, so a wait (always on an earlier op) is on an op
+// that is running or done: no deadlock, as with the cursor's claims.
+struct StaticClaim {
+  bool on = false;      // the ARB's claims are static
+  bool idle = false;    // block 0: no ops of this ARB
+  uint32_t tile = 0;    // g
+  uint32_t tiles = 0;   // tiles taking ops, over all blocks but block 0
+  uint32_t blocks = 0;  // blocks taking ops: g's step between neighbouring tiles of a block
+  __device__ StaticClaim(bool static_claims, uint32_t lanes) : on(static_claims) {
+    if (!on) return;
+    idle = blockIdx.x == 0;
+    blocks = gridDim.x - 1;
+    tiles = blocks * (blockDim.x / lanes);
+    tile = (threadIdx.x / lanes) * blocks + (blockIdx.x - 1);
+  }
+};
+
 // Same-key order: lane 0 waits until `need` of the group's earlier ops are
 // done (the pipeline numbered the batch's ops on one key; waits only point
 // to earlier ops, claimed earlier by running tiles, so no deadlock). True,

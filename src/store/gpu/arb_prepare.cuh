@@ -6,11 +6,9 @@
 // ARB in one kernel; internal to each (anonymous namespace).
 #pragma once
 
-#include <cub/block/block_radix_sort.cuh>
-#include <cub/block/block_scan.cuh>
-
 #include "store/gpu/arb_kernels.h"
 #include "store/gpu/lslab_types.h"
+#include "store/gpu/resident_ring.h"
 #include "store/gpu/xxh3_device.h"
 #include "store/gpu/xxh3_fixed8.h"
 
@@ -27,14 +25,17 @@ constexpr uint8_t kCodeInvalid = 2, kCodeKeyTooLarge = 3, kCodeValueTooLarge = 4
 constexpr uint32_t kOverflowOff = 0xffffffffu;
 constexpr uint64_t kNoExpected = ~0ull;
 
-struct MaxInt {
-  __device__ __forceinline__ int operator()(int a, int b) const { return a > b ? a : b; }
-};
 struct MaxInt2 {
   __device__ __forceinline__ int2 operator()(int2 a, int2 b) const {
     return make_int2(a.x > b.x ? a.x : b.x, a.y > b.y ? a.y : b.y);
   }
 };
+
+__device__ __forceinline__ uint64_t GlobalNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 
 __device__ __forceinline__ uint64_t Load64(const char* p) {
   return *reinterpret_cast<const uint64_t*>(p);  // 8-byte aligned by construction
@@ -76,7 +77,14 @@ __device__ uint8_t CheckOp(const ArbDev& a, uint32_t t, uint64_t kd, uint32_t vl
   return 0;
 }
 
-__device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
+// An op as normalized: what the small prepare numbers it by, kept in
+// registers rather than read back from the columns just written.
+struct NormalizedOp {
+  uint64_t hash;
+  uint8_t type;
+};
+
+__device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
   const ArbSegment& s = a.seg[FindSegment(a, i)];
   const uint32_t local = i - s.op_begin;
   const char* in = a.input;
@@ -105,14 +113,15 @@ __device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
     a.key[i] = 0;
     a.value[i] = 0;
     a.expected[i] = 0;
-    return;
+    return {0, kOpGet};
   }
   const uint32_t koff = uint32_t(kd);
   const uint32_t klen = uint32_t(kd >> 32);
   const char* kbytes = in + s.key_bytes + koff;
   const bool absent = t == 3 && ed == kNoExpected;
   // Bit 2: CAS expect_absent, or EXPIRE as a flagged DELETE (lslab_types.h).
-  a.type[i] = t == 4 ? uint8_t(kOpDelete | 4u) : uint8_t(t | (absent ? 4u : 0u));
+  const uint8_t type = t == 4 ? uint8_t(kOpDelete | 4u) : uint8_t(t | (absent ? 4u : 0u));
+  a.type[i] = type;
   uint64_t key, hash;
   if (a.general) {
     key = (s.key_bytes + koff) | (uint64_t(klen) << 32);
@@ -129,10 +138,12 @@ __device__ void NormalizeOp(const ArbDev& a, uint32_t i) {
   }
   a.key[i] = key;
   a.hash[i] = hash;
+  return {hash, type};
 }
 
-// Puts and write slots (after every op was normalized).
-__device__ void ScatterPut(const ArbDev& a, uint32_t j) {
+// Puts and write slots (after every op was normalized). sh_type: the small
+// prepare's copy of the type column, or null.
+__device__ void ScatterPut(const ArbDev& a, uint32_t j, uint8_t* sh_type = nullptr) {
   if (j < a.write_count) a.wslot[a.write_ops[j]] = j;
   if (j >= a.put_count) return;
   const PutEntry e = a.puts[j];
@@ -140,6 +151,7 @@ __device__ void ScatterPut(const ArbDev& a, uint32_t j) {
   if (e.blob == 0) {
     a.check[e.op] = kCodeCapacity;  // no host memory for the value
     a.type[e.op] = kOpGet;
+    if (sh_type != nullptr) sh_type[e.op] = kOpGet;
     return;
   }
   a.value[e.op] = e.blob;
@@ -207,67 +219,89 @@ __device__ void CopyStage(const ArbDev& a) {
 }
 
 // --- Small ARBs: everything in one block. kItems per thread is the
-// smallest that holds n (sorting padding costs as much as sorting ops).
+// smallest that holds n.
 //
-// Ops are grouped by kSmallSortBits bits of their hash (bits 48..63), not
-// all 64: a group is then a superset of one key's ops, which is still a
-// correct order (as the large path's 32 bits; arb_kernels.h), and the block
-// radix sort makes 4 passes instead of 16. The sort was most of a small
-// ARB's time on the device: ~20 µs of a 512-op batch's ~40 (H100,
-// KVCG_GPU_PROFILE). The price is false grouping: about n^2 / 2^17 pairs of
-// different keys ordered as if equal (2 in a 512-op ARB, 32 in a 2048-op
-// one), each costing one wait inside the table kernel.
-constexpr int kSmallSortBits = 16;
-
+// Numbering without a sort. A small ARB's ops are grouped by their hash in
+// a shared-memory table (open addressing, 2 slots per op, keyed by the
+// hash's top 32 bits, probed from its low bits): an op alone in its slot —
+// nearly every op of a few hundred on distinct keys — is numbered at once;
+// an op whose slot holds others counts the earlier ones (and the last
+// writer among them) by a scan of the ops before it. Same-key ops share a
+// hash and so a slot; different keys that meet in a slot are ordered as if
+// equal (rare, one wait each, as any prefix grouping). The group's id is
+// its first op's index + 1: unique and <= n, as ArbView::done needs. Why not
+// the block radix sort this replaced: its passes and scans were ~3 µs of a
+// 512-op ARB's ~18 µs on the device (H100, resident kernel profile,
+// 2026-11-24), the table ~0.3 µs; the scan only costs when ops share keys,
+// and then their waits in the table kernel cost more.
 template <int kItems>
-__device__ void SmallPrepare(const ArbDev& a) {
-  using Sort = cub::BlockRadixSort<uint32_t, kThreads, kItems, uint32_t>;
-  using Scan = cub::BlockScan<int, kThreads>;
-  __shared__ union {
-    typename Sort::TempStorage sort;
-    typename Scan::TempStorage scan;
-  } temp;
-  __shared__ uint32_t sh_key[kThreads * kItems];
+__device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr) {
+  constexpr uint32_t kMaxOps = kThreads * kItems;
+  constexpr uint32_t kTab = 2 * kMaxOps;
+  constexpr uint32_t kWriterBit = 0x8000u;
+  static_assert(kTab <= kWriterBit, "slot indices fit in 15 bits");
+  __shared__ uint32_t tab_key[kTab];    // 0 = empty, else hash >> 32 | 1
+  __shared__ uint32_t tab_count[kTab];  // ops in the slot
+  __shared__ uint16_t op_slot[kMaxOps]; // per op: its slot | kWriterBit for a writer
+  __shared__ uint8_t sh_type[kMaxOps];   // per op: the type column's value
   const uint32_t tid = threadIdx.x;
   if (a.stage != nullptr) CopyStage(a);
-  for (uint32_t i = tid; i < a.n; i += kThreads) NormalizeOp(a, i);
+  if (marks != nullptr && tid == 0) marks[kMarkStaged] = GlobalNs();
+  // Thread tid's ops are tid + k kThreads; their hashes stay in registers.
+  uint64_t hash[kItems];
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const uint32_t i = tid + uint32_t(k) * kThreads;
+    if (i >= a.n) continue;
+    const NormalizedOp o = NormalizeOp(a, i);
+    hash[k] = o.hash;
+    sh_type[i] = o.type;
+  }
   if (tid == 0) InitHeader(a);
+  for (uint32_t t = tid; t < kTab; t += kThreads) {
+    tab_key[t] = 0;
+    tab_count[t] = 0;
+  }
+  __syncthreads();
+  // The writer bit is the normalized type's (before ScatterPut may turn a
+  // failed PUT into a no-op GET, which it then only orders more than needed).
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const uint32_t i = tid + uint32_t(k) * kThreads;
+    if (i >= a.n) continue;
+    const uint32_t key = uint32_t(hash[k] >> 32) | 1u;
+    uint32_t t = uint32_t(hash[k]) & (kTab - 1);
+    for (;;) {
+      const uint32_t prev = atomicCAS(&tab_key[t], 0u, key);
+      if (prev == 0u || prev == key) break;
+      t = (t + 1) & (kTab - 1);
+    }
+    atomicAdd(&tab_count[t], 1u);
+    op_slot[i] = uint16_t(t | (IsWriter(sh_type[i]) ? kWriterBit : 0u));
+  }
   __syncthreads();
   const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
-  for (uint32_t j = tid; j < scatter; j += kThreads) ScatterPut(a, j);
+  for (uint32_t j = tid; j < scatter; j += kThreads) ScatterPut(a, j, sh_type);
   __syncthreads();
-
-  uint32_t keys[kItems];
-  uint32_t idx[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const uint32_t i = tid * kItems + k;
-    idx[k] = i;
-    // Padding sorts last (stable: after any real key of all ones).
-    keys[k] = i < a.n ? uint32_t(a.hash[i] >> (64 - kSmallSortBits)) : ~0u;
-  }
-  // Blocked arrangement: position tid * kItems + k.
-  Sort(temp.sort).Sort(keys, idx, 0, kSmallSortBits);
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) sh_key[tid * kItems + k] = keys[k];
-  __syncthreads();
-  int seg[kItems], lastw[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const uint32_t p = tid * kItems + k;
-    seg[k] = p == 0 || sh_key[p - 1] != keys[k] ? int(p) : 0;
-    lastw[k] = idx[k] < a.n && IsWriter(a.type[idx[k]]) ? int(p) : -1;
-  }
-  Scan(temp.scan).InclusiveScan(seg, seg, MaxInt{});
-  __syncthreads();
-  Scan(temp.scan).InclusiveScan(lastw, lastw, MaxInt{});
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const uint32_t p = tid * kItems + k;
-    if (idx[k] >= a.n) continue;
-    const uint32_t s = uint32_t(seg[k]);
-    const bool alone = s == p && (p + 1 == a.n || sh_key[p + 1] != keys[k]);
-    WriteCtl(a, idx[k], p, s, lastw[k], alone);
+  if (marks != nullptr && tid == 0) marks[kMarkNormalized] = GlobalNs();
+  for (uint32_t i = tid; i < a.n; i += kThreads) {
+    const uint32_t t = op_slot[i] & ~kWriterBit;
+    const uint8_t type = sh_type[i];
+    uint32_t group = 0, need = 0;
+    if (tab_count[t] > 1) {
+      uint32_t first = i, rank = 0;
+      int lastw = -1;  // rank of the last writer before op i
+      for (uint32_t j = 0; j < i; ++j) {
+        const uint32_t o = op_slot[j];
+        if ((o & ~kWriterBit) != t) continue;
+        if (rank == 0) first = j;
+        if (o & kWriterBit) lastw = int(rank);
+        ++rank;
+      }
+      group = first + 1;
+      need = IsWriter(type) ? rank : uint32_t(lastw + 1);
+    }
+    a.ctl[i] = MakeCtl(type & 3, (type & 4) != 0, group, need);
   }
 }
 

@@ -419,16 +419,25 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
 // in flight hide more of each op's dependent memory round trips, at the
 // price of some spilling (the benchmark measures which wins).
-template <int kTile>
+// kStatic: the ARB may use static claims (the resident kernel; StaticClaim).
+template <int kTile, bool kStatic>
 __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
   const Tile<kTile> tile(threadIdx.x & 31);
   const uint32_t per_tile = a.ops_per_warp < kTile ? a.ops_per_warp : kTile;
-  while (true) {
-    uint32_t base = 0;
-    if (tile.lane == 0) base = atomicAdd(a.cursor, per_tile);
-    base = tile.Shfl(base, 0);
+  const StaticClaim claim(kStatic && a.cursor == nullptr, kTile);
+  if (claim.idle) return;
+  for (bool first = true;; first = false) {
+    uint32_t base = 0, stride = 1;
+    if (claim.on) {
+      if (!first) return;
+      base = claim.tile;
+      stride = claim.tiles;
+    } else {
+      if (tile.lane == 0) base = atomicAdd(a.cursor, per_tile);
+      base = tile.Shfl(base, 0);
+    }
     if (base >= a.n) return;
-    const uint32_t i = base + tile.lane;
+    const uint32_t i = base + tile.lane * stride;
     const bool active = tile.lane < per_tile && i < a.n;
     Op mine{};
     bool my_skip = false;
@@ -462,7 +471,7 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
       uint32_t rlen;
       ProcessOp<kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp);
       if (tile.lane == 0) {
-        const uint32_t idx = base + leader;
+        const uint32_t idx = base + leader * stride;
         if (a.out_codes != nullptr) {
           WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp);
         } else {
@@ -478,14 +487,15 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
 
 template <int kMinBlocks, int kTile>
 __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(TableView t, ArbView a) {
-  LSlabOps<kTile>(t, a);
+  LSlabOps<kTile, false>(t, a);
   PublishOutputs(a);
 }
 
 // The resident kernel (resident_ring.h) with the default tile.
 struct LSlabResidentOps {
-  __device__ void operator()(const ResidentDesc& d) const { LSlabOps<8>(d.lslab, d.view); }
+  __device__ void operator()(const ResidentDesc& d) const { LSlabOps<8, true>(d.lslab, d.view); }
 };
+static_assert(kLSlabBlockThreads == int(kResidentThreads), "the resident kernel's blocks");
 __global__ void __launch_bounds__(kLSlabBlockThreads, 1) LSlabResidentKernel(ResidentParams p) {
   ResidentLoop(p, LSlabResidentOps{});
 }

@@ -129,7 +129,8 @@ constexpr uint8_t kLfuInitCounter = 5;  // Redis's LFU_INIT_VAL
 struct ArbView {
   uint32_t n;
   uint32_t ops_per_warp;    // ops each tile claims at a time; set by LaunchLSlab
-  uint32_t* cursor;         // next op to claim (starts at 0)
+  uint32_t* cursor;         // next op to claim (starts at 0); null: static claims
+                            // (arb_ops.cuh StaticClaim), for the resident kernel only
   const uint64_t* hash;
   const uint64_t* key;      // fixed8: the key; general: arena offset (low 32) | length (high 32)
   const uint64_t* ctl;

@@ -136,10 +136,14 @@ void Pipeline::Stop() {
                  (unsigned long long)stream_arbs_.load());
     if (prof_.res_timed != 0) {
       const double n = double(prof_.res_timed);
+      const uint64_t* st = prof_.res_stage;
       std::fprintf(stderr,
-                   "gpu pipeline resident: per ARB (us) posted -> results seen %.1f; on the device "
-                   "prepare %.1f, ops %.1f (the rest: doorbell, descriptor, publish, polls)\n",
-                   prof_.res_round / 1e3 / n, prof_.res_prepare / 1e3 / n, prof_.res_ops / 1e3 / n);
+                   "gpu pipeline resident: per ARB (us) posted -> results seen %.2f; on the device "
+                   "doorbell -> descriptor %.2f, staged input %.2f, normalized %.2f, numbered "
+                   "%.2f, go %.2f, seen by the last block %.2f, ops done %.2f, published %.2f\n",
+                   prof_.res_round / 1e3 / n, st[0] / 1e3 / n, st[1] / 1e3 / n, st[2] / 1e3 / n,
+                   st[3] / 1e3 / n, st[4] / 1e3 / n, st[5] / 1e3 / n, st[6] / 1e3 / n,
+                   st[7] / 1e3 / n);
     }
     const double arbs = prof_.dev_arbs != 0 ? double(prof_.dev_arbs) : 1.0;
     const double batches = prof_.timed_batches != 0 ? double(prof_.timed_batches) : 1.0;
@@ -347,10 +351,8 @@ bool Pipeline::Finish(Slot& s) {
   }
   if (profile_ && s.resident) {
     prof_.res_round += NowNs() - s.posted_ns;
-    const uint64_t* t =
-        reinterpret_cast<const uint64_t*>(s.arb->out + s.out_hdr + 4 * kHdrTimesWord);
-    prof_.res_prepare += t[1] - t[0];
-    prof_.res_ops += t[2] - t[1];
+    const volatile uint64_t* m = res_host_->prof[s.seq % kResidentRing];
+    for (uint32_t k = 0; k + 1 < kResidentMarks; ++k) prof_.res_stage[k] += m[k + 1] - m[k];
     ++prof_.res_timed;
   }
   if (profile_ && !s.resident) {

@@ -524,8 +524,9 @@ class Pipeline {
     // its completion called.
     uint64_t queued = 0, answered = 0, timed_batches = 0;
     // Resident ARBs (ns): posted -> results seen by the pipeline thread,
-    // and on the device (its clock, kHdrTimesWord) taken -> prepared -> ops done.
-    uint64_t res_round = 0, res_prepare = 0, res_ops = 0, res_timed = 0;
+    // and on the device (its clock) between successive ResidentMarks.
+    uint64_t res_round = 0, res_timed = 0;
+    uint64_t res_stage[kResidentMarks - 1] = {};
   } prof_;
   const bool profile_;
 };

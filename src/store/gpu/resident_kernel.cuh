@@ -29,11 +29,6 @@
 namespace kvcg::store::gpu {
 namespace {
 
-__device__ __forceinline__ uint64_t GlobalNs() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 __device__ __forceinline__ uint64_t LdAcquireSys64(const volatile uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
@@ -53,16 +48,17 @@ __device__ __forceinline__ void BlockCopy16(void* dst, const void* src, uint32_t
   for (uint32_t w = threadIdx.x; w < bytes / 16; w += blockDim.x) d[w] = s[w];
 }
 
-__device__ __forceinline__ void PrepareResident(const ResidentDesc& d) {
+__device__ __forceinline__ void PrepareResident(const ResidentDesc& d, volatile uint64_t* marks) {
   switch (d.items) {
-    case 1: SmallPrepare<1>(d.prep); break;
-    case 2: SmallPrepare<2>(d.prep); break;
-    default: SmallPrepare<4>(d.prep); break;
+    case 1: SmallPrepare<1>(d.prep, marks); break;
+    case 2: SmallPrepare<2>(d.prep, marks); break;
+    default: SmallPrepare<4>(d.prep, marks); break;
   }
 }
 
 // Ops(table, view) runs an ARB's ops with the whole block (the table
-// kernel's body, claiming ops from view.cursor). Launched with gridDim.x
+// kernel's body: claims from view.cursor, or static claims when the
+// pipeline gave every op its own tile outside block 0, arb_ops.cuh). Launched with gridDim.x
 // blocks of 256 threads (the prepare's block size).
 template <class Ops>
 __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
@@ -73,8 +69,10 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
   const uint64_t gen_bits = p.gen << kResidentGenShift;
   const uint64_t t_start = GlobalNs();
   uint64_t t_last = t_start;
+  uint64_t t_go = 0;  // thread 0: when this block saw go (the profile)
   for (uint64_t seq = p.start_seq;; ++seq) {
     ResidentDesc& dev_desc = p.dev->desc[seq % kResidentRing];
+    volatile uint64_t* marks = p.profile != 0 ? p.host->prof[seq % kResidentRing] : nullptr;
     if (blockIdx.x == 0) {
       if (threadIdx.x == 0) {
         int c = 0;
@@ -96,20 +94,20 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
         }
         cmd = c;
         t_last = GlobalNs();
+        if (c != 0 && marks != nullptr) marks[kMarkDoorbell] = t_last;
       }
       __syncthreads();
       if (cmd == 0) return;
       BlockCopy16(&d, &p.host->desc[seq % kResidentRing], sizeof(ResidentDesc));
       __syncthreads();
-      const uint64_t t_taken = GlobalNs();
-      PrepareResident(d);
+      if (marks != nullptr && threadIdx.x == 0) marks[kMarkDesc] = GlobalNs();
+      // The other blocks' copy first: its stores drain while the prepare
+      // runs (the prepare only reads d), and the fence before go covers them.
       BlockCopy16(&dev_desc, &d, sizeof(ResidentDesc));
+      PrepareResident(d, marks);
       __syncthreads();
       if (threadIdx.x == 0) {
-        // Timings for the pipeline's profile (resident_ring.h, kHdrTimes).
-        uint64_t* times = reinterpret_cast<uint64_t*>(d.prep.hdr + kHdrTimesWord);
-        times[0] = t_taken;
-        times[1] = GlobalNs();
+        if (marks != nullptr) marks[kMarkNumbered] = GlobalNs();
         __threadfence();
         // ARB seq - 1's ops all ran (the first ARB of a launch: the
         // previous launch ended before this one began, stream order).
@@ -118,6 +116,8 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
           }
         }
         StReleaseGpu64(&p.dev->go, gen_bits | seq);
+        t_go = GlobalNs();
+        if (marks != nullptr) marks[kMarkGo] = t_go;
       }
       __syncthreads();
     } else {
@@ -139,6 +139,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
           }
         }
         cmd = c;
+        if (marks != nullptr) t_go = GlobalNs();
       }
       __syncthreads();
       if (cmd == 0) return;
@@ -154,16 +155,17 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
     __syncthreads();
     if (last) {
       __threadfence();
-      if (threadIdx.x == 0) {
-        reinterpret_cast<uint64_t*>(d.prep.hdr + kHdrTimesWord)[2] = GlobalNs();
+      if (marks != nullptr && threadIdx.x == 0) {
+        marks[kMarkLastGo] = t_go;
+        marks[kMarkOpsDone] = GlobalNs();
       }
-      __syncthreads();
       const uint4* src = reinterpret_cast<const uint4*>(d.view.publish_src);
       uint4* dst = reinterpret_cast<uint4*>(d.view.publish);
       const uint32_t words = (d.view.publish_bytes + 15) / 16;
       for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) dst[w] = __ldcg(src + w);
       __syncthreads();
       if (threadIdx.x == 0) {
+        if (marks != nullptr) marks[kMarkPublished] = GlobalNs();
         __threadfence_system();
         StReleaseSys64(&p.host->done_seq, seq);
         StReleaseGpu64(&p.dev->finished, seq);

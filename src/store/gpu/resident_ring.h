@@ -8,8 +8,10 @@
 // resident kernel (resident_kernel.cuh) is launched once and then takes ARBs
 // from this ring: the pipeline writes the ARB's descriptor and rings a
 // doorbell (two stores to mapped host memory), block 0 prepares the ARB
-// (arb_prepare.cuh's one-block prepare) and every block runs its ops (the
-// same table code as the per-ARB kernel); the last block writes the results
+// (arb_prepare.cuh's one-block prepare) and the blocks run its ops (the
+// same table code as the per-ARB kernel; when every op has a tile of its
+// own outside block 0, block 0 leaves them to the others and is free for
+// the next ARB's prepare, arb_ops.cuh StaticClaim); the last block writes the results
 // to host memory and the completed sequence number next to the doorbell.
 //
 // Protocol (all words 64-bit, sequence numbers start at 1 and only grow):
@@ -41,16 +43,27 @@
 namespace kvcg::store::gpu {
 
 constexpr uint32_t kResidentRing = 4;         // >= the pipeline's slots
+constexpr uint32_t kResidentThreads = 256;    // per block: the prepare's and both table kernels'
 constexpr uint32_t kResidentMaxOps = 1024;    // 256 threads x 4 items: the prepare's shared memory
 constexpr uint64_t kResidentGenShift = 40;
 constexpr uint64_t kResidentSeqMask = (1ull << 39) - 1;
 constexpr uint64_t kResidentExitBit = 1ull << 39;
 
-// The kernel's timings of each ARB, in its output header (ArbDev::hdr, 64
-// bytes) from this 32-bit word on: three device clock readings (ns) — block
-// 0 took the ARB, its prepare ended (go), its ops ended (before the results
-// were published). The pipeline's profile reads them (KVCG_GPU_PROFILE).
-constexpr uint32_t kHdrTimesWord = 10;
+// The kernel's timings of each ARB (ResidentParams::profile, for the
+// pipeline's KVCG_GPU_PROFILE): device clock readings (ns) at these points,
+// written to ResidentHostWords::prof of the ARB's ring entry.
+enum ResidentMark : uint32_t {
+  kMarkDoorbell,    // block 0 saw the doorbell
+  kMarkDesc,        // ... read the descriptor
+  kMarkStaged,      // ... copied the staged input to device memory
+  kMarkNormalized,  // ... normalized every op (and scattered the puts)
+  kMarkNumbered,    // ... sorted and numbered them: the prepare's end
+  kMarkGo,          // ... the previous ARB finished: go
+  kMarkLastGo,      // the last block to finish saw go
+  kMarkOpsDone,     // ... its ops are done, so all are
+  kMarkPublished,   // ... the results are in host memory
+  kResidentMarks
+};
 
 // One ARB as the kernel needs it: the prepare's input, the table kernel's
 // view, and the table (the field of the store's layout).
@@ -71,6 +84,7 @@ struct ResidentHostWords {
   alignas(64) volatile uint64_t exit_word;  // gen << 40 | first seq not taken
   alignas(64) volatile uint64_t stop_gen;   // the host asks generation stop_gen to end
   ResidentDesc desc[kResidentRing];
+  uint64_t prof[kResidentRing][kResidentMarks];  // with ResidentParams::profile
 };
 
 // Device memory, zeroed at allocation.
@@ -86,6 +100,7 @@ struct ResidentParams {
   uint64_t gen = 0;
   uint64_t start_seq = 0;  // the first ARB this launch takes
   uint64_t idle_ns = 0, life_ns = 0;
+  uint32_t profile = 0;  // nonzero: write ResidentHostWords::prof
 };
 
 }  // namespace kvcg::store::gpu

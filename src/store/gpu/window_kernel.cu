@@ -231,6 +231,8 @@ __device__ void Answer(const ArbView& a, uint32_t idx, uint32_t group, bool skip
 // op, so each round costs the longest of 8 probes, and at load 0.8 one GET
 // in five reads a second window (measured: 6.1 against 7.5 G ops/s for
 // 95/5, H100 2026-11-24).
+// kStatic: the ARB may use static claims (the resident kernel; StaticClaim).
+template <bool kStatic>
 __device__ __forceinline__ void WindowOps(const WindowTableView& t, const ArbView& a) {
   const WTile tile(threadIdx.x & 31);
   const bool leader = tile.lane == 0;
@@ -238,13 +240,24 @@ __device__ __forceinline__ void WindowOps(const WindowTableView& t, const ArbVie
   constexpr uint32_t kTilesPerWarp = 32 / kWindowTile;
   const uint32_t tile_in_warp = (threadIdx.x & 31) / kWindowTile;
   constexpr int kStart = 0, kWait = 1, kProbe = 2;
-  while (true) {
-    uint32_t warp_base = 0;
-    if ((threadIdx.x & 31) == 0) warp_base = atomicAdd(a.cursor, per_tile * kTilesPerWarp);
-    warp_base = __shfl_sync(kFull, warp_base, 0);
-    if (warp_base >= a.n) return;
-    const uint32_t base = warp_base + tile_in_warp * per_tile;
-    const uint32_t i = base + tile.lane;
+  const StaticClaim claim(kStatic && a.cursor == nullptr, kWindowTile);
+  if (claim.idle) return;
+  for (bool first = true;; first = false) {
+    uint32_t base = 0, stride = 1;
+    if (claim.on) {
+      if (!first) return;
+      // Warps whose tiles all start past the ARB end, as a claim past it.
+      if (claim.tile - tile_in_warp * claim.blocks >= a.n) return;
+      base = claim.tile;
+      stride = claim.tiles;
+    } else {
+      uint32_t warp_base = 0;
+      if ((threadIdx.x & 31) == 0) warp_base = atomicAdd(a.cursor, per_tile * kTilesPerWarp);
+      warp_base = __shfl_sync(kFull, warp_base, 0);
+      if (warp_base >= a.n) return;
+      base = warp_base + tile_in_warp * per_tile;
+    }
+    const uint32_t i = base + tile.lane * stride;
     const bool active = tile.lane < per_tile && i < a.n;
     Op mine{};
     bool my_skip = false;
@@ -308,7 +321,7 @@ __device__ __forceinline__ void WindowOps(const WindowTableView& t, const ArbVie
           }
         }
         if (done) {
-          if (leader) Answer(a, base + cur, group, skip, code, p.rv);
+          if (leader) Answer(a, base + cur * stride, group, skip, code, p.rv);
           cur = -1;
         }
       }
@@ -319,14 +332,15 @@ __device__ __forceinline__ void WindowOps(const WindowTableView& t, const ArbVie
 template <int kMinBlocks>
 __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
     WindowKernel(WindowTableView t, ArbView a) {
-  WindowOps(t, a);
+  WindowOps<false>(t, a);
   PublishOutputs(a);
 }
 
 // The resident kernel (resident_ring.h).
 struct WindowResidentOps {
-  __device__ void operator()(const ResidentDesc& d) const { WindowOps(d.window, d.view); }
+  __device__ void operator()(const ResidentDesc& d) const { WindowOps<true>(d.window, d.view); }
 };
+static_assert(kWindowBlockThreads == int(kResidentThreads), "the resident kernel's blocks");
 __global__ void __launch_bounds__(kWindowBlockThreads, 1) WindowResidentKernel(ResidentParams p) {
   ResidentLoop(p, WindowResidentOps{});
 }
