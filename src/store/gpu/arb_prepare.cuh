@@ -229,11 +229,15 @@ __device__ void CopyStage(const ArbDev& a) {
 // writer among them) by a scan of the ops before it. Same-key ops share a
 // hash and so a slot; different keys that meet in a slot are ordered as if
 // equal (rare, one wait each, as any prefix grouping). The group's id is
-// its first op's index + 1: unique and <= n, as ArbView::done needs. Why not
-// the block radix sort this replaced: its passes and scans were ~3 µs of a
-// 512-op ARB's ~18 µs on the device (H100, resident kernel profile,
-// 2026-11-24), the table ~0.3 µs; the scan only costs when ops share keys,
-// and then their waits in the table kernel cost more.
+// its first op's index + 1: unique and <= n, as ArbView::done needs.
+// Against the block radix sort of 16 hash bits it replaced (H100, resident
+// kernel profile, 512-op ARBs, 2026-11-24): the numbering stage fell from
+// ~3.0 to ~0.55 µs, but the stage before it (normalize, now with the
+// table's inserts) rose by ~2.4 µs, so the prepare as a whole is as long as
+// before; what it buys is grouping by 32 hash bits instead of 16 (fewer
+// different keys ordered as if equal) and no sort. The scan is quadratic
+// in a group's size: a batch of 1,024 ops on one key scans ~0.5 M shared
+// words (a few µs), while its ops then wait for each other in turn anyway.
 template <int kItems>
 __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr) {
   constexpr uint32_t kMaxOps = kThreads * kItems;
