@@ -171,7 +171,12 @@ void IoThread::PostCompletion(SharedRound* round) {
     was_empty = completed_.empty();
     completed_.push_back(round);
   }
-  if (was_empty) Wake();
+  // A write to the eventfd (a system call on the store's delivery thread,
+  // per batch) only when the loop blocks or is about to: a busy loop drains
+  // completions at the end of its pass anyway. The fence pairs with Run's:
+  // either this sees waiting_, or Run's look at the queue sees the round.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (was_empty && waiting_.load(std::memory_order_relaxed)) Wake();
 }
 
 void IoThread::Deliver(SharedRound* round) {
@@ -272,16 +277,18 @@ void IoThread::AddConnection(int fd, bool unix_socket) {
 }
 
 void IoThread::DrainCompletions() {
-  std::vector<SharedRound*> done;
+  // The queue and the scratch list trade buffers, so neither allocates once
+  // warm.
   std::vector<std::pair<int, bool>> adopted;
   {
     std::lock_guard lock(mu_);
-    done.swap(completed_);
-    adopted.swap(adopted_);
+    draining_.swap(completed_);
+    if (!adopted_.empty()) adopted.swap(adopted_);
   }
   for (auto& [fd, unix_socket] : adopted) AddConnection(fd, unix_socket);
   // Members are marked and run from the run-again list, which follows.
-  for (SharedRound* r : done) Deliver(r);
+  for (SharedRound* r : draining_) Deliver(r);
+  draining_.clear();
 }
 
 void IoThread::CheckTimeouts() {
@@ -316,7 +323,17 @@ void IoThread::Run() {
   epoll_event events[256];
   for (;;) {
     RefreshSettings();
-    int n = epoll_wait(epfd_, events, 256, again_.empty() ? 100 : 0);
+    int timeout_ms = again_.empty() ? 100 : 0;
+    if (timeout_ms != 0) {
+      // About to block: from here on PostCompletion wakes the loop; a round
+      // posted before this point is in the queue, so the loop does not block.
+      waiting_.store(true, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      std::lock_guard lock(mu_);
+      if (!completed_.empty()) timeout_ms = 0;
+    }
+    int n = epoll_wait(epfd_, events, 256, timeout_ms);
+    waiting_.store(false, std::memory_order_relaxed);
     if (n < 0 && errno != EINTR) {
       spdlog::error("event=epoll_failed error=\"{}\"", std::strerror(errno));
       break;

@@ -112,6 +112,10 @@ class IoThread {
   size_t hint_ops_ = 0, hint_key_bytes_ = 0, hint_value_bytes_ = 0;  // the last round's sizes
   std::mutex mu_;
   std::vector<SharedRound*> completed_;  // guarded by mu_
+  std::vector<SharedRound*> draining_;   // the loop's: completions being delivered
+  // The loop is in (or about to enter) a blocking epoll_wait: a completion
+  // must wake it through the eventfd (PostCompletion).
+  std::atomic<bool> waiting_{false};
   std::vector<std::pair<int, bool>> adopted_;  // guarded by mu_: accepted sockets
   std::atomic<bool> stop_requested_{false};
   bool stopping_ = false;
