@@ -493,7 +493,7 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, kMinBlocks) LSlabKernel(Ta
 
 // The resident kernel (resident_ring.h) with the default tile.
 struct LSlabResidentOps {
-  __device__ void operator()(const ResidentDesc& d) const { LSlabOps<8, true>(d.lslab, d.view); }
+  __device__ void operator()(const ResidentDesc& d) const { LSlabOps<kLSlabResidentTile, true>(d.lslab, d.view); }
 };
 static_assert(kLSlabBlockThreads == int(kResidentThreads), "the resident kernel's blocks");
 __global__ void __launch_bounds__(kLSlabBlockThreads, 1) LSlabResidentKernel(ResidentParams p) {
@@ -602,10 +602,6 @@ cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max
   if (blocks == 0) blocks = 1;
   Launch(g_min_blocks, blocks, stream, table, a);
   return cudaGetLastError();
-}
-
-uint32_t LSlabResidentOpsPerWarp(uint32_t n, uint32_t blocks) {
-  return OpsPerTile(n, blocks * (kLSlabBlockThreads / 32) * (32 / 8), 8);
 }
 
 cudaError_t LaunchLSlabResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream) {

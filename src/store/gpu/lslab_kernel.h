@@ -28,11 +28,10 @@ cudaError_t LaunchLSlab(const TableView& table, const ArbView& arb, uint32_t max
                         cudaStream_t stream);
 
 // The resident kernel (resident_ring.h) for the general layout: `blocks`
-// blocks of kLSlabBlockThreads, default tile (8 lanes). Enqueued on
-// `stream`; it ends by itself (resident_ring.h).
+// blocks of kLSlabBlockThreads, tiles of kLSlabResidentTile lanes. Enqueued
+// on `stream`; it ends by itself (resident_ring.h).
+constexpr int kLSlabResidentTile = 8;
 cudaError_t LaunchLSlabResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream);
-// ArbView::ops_per_warp for an ARB of n ops run by that kernel.
-uint32_t LSlabResidentOpsPerWarp(uint32_t n, uint32_t blocks);
 
 // Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
 // capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM.

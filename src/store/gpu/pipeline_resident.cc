@@ -88,7 +88,7 @@ void Pipeline::FreeResident() {
 
 bool Pipeline::ResidentEligible(size_t n, bool in_kernel, bool publish) const {
   return res_blocks_ != 0 && n <= kResidentMaxOps && in_kernel && publish && evict_max_ == 0 &&
-         (!general_ || LSlabTile() == 8);
+         (!general_ || LSlabTile() == kLSlabResidentTile);
 }
 
 void Pipeline::SwitchPath(bool resident) {
@@ -139,15 +139,13 @@ cudaError_t Pipeline::PostResident(Slot& s, const ArbDev& a, ArbView v) {
   // doubles the ARB's latency, which block 0's tiles avoid (H100, 512-op
   // general ARB on 16 blocks: ops 14.7 us static over 15 blocks, 10.5 us
   // claimed over 16).
-  const uint32_t lanes = general_ ? uint32_t(LSlabTile()) : uint32_t(kWindowTile);
-  const uint32_t tiles = (res_blocks_ - 1) * (kResidentThreads / lanes);
-  const uint32_t per_tile = tiles == 0 ? 0 : OpsPerTile(n, tiles, lanes);
-  if (per_tile == 1) {
+  const uint32_t lanes = general_ ? uint32_t(kLSlabResidentTile) : uint32_t(kWindowTile);
+  const uint32_t tiles_per_block = kResidentThreads / lanes;
+  if ((res_blocks_ - 1) * tiles_per_block >= n) {
     v.cursor = nullptr;
-    v.ops_per_warp = per_tile;
+    v.ops_per_warp = 1;
   } else {
-    v.ops_per_warp = general_ ? LSlabResidentOpsPerWarp(n, res_blocks_)
-                              : WindowResidentOpsPerWarp(n, res_blocks_);
+    v.ops_per_warp = OpsPerTile(n, res_blocks_ * tiles_per_block, lanes);
   }
   ResidentDesc& d = res_host_->desc[seq % kResidentRing];
   d.prep = a;

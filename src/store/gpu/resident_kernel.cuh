@@ -116,8 +116,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
           }
         }
         StReleaseGpu64(&p.dev->go, gen_bits | seq);
-        t_go = GlobalNs();
-        if (marks != nullptr) marks[kMarkGo] = t_go;
+        if (marks != nullptr) marks[kMarkGo] = t_go = GlobalNs();
       }
       __syncthreads();
     } else {

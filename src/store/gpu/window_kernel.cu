@@ -390,10 +390,6 @@ cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, ui
   return cudaGetLastError();
 }
 
-uint32_t WindowResidentOpsPerWarp(uint32_t n, uint32_t blocks) {
-  return OpsPerTile(n, blocks * (kWindowBlockThreads / kWindowTile), uint32_t(kWindowTile));
-}
-
 cudaError_t LaunchWindowResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream) {
   WindowResidentKernel<<<blocks, kWindowBlockThreads, 0, stream>>>(p);
   return cudaGetLastError();

@@ -29,10 +29,8 @@ cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, ui
                             cudaStream_t stream);
 
 // The resident kernel (resident_ring.h) for the window table: `blocks`
-// blocks of kWindowBlockThreads, enqueued on `stream`; and
-// ArbView::ops_per_warp for an ARB of n ops run by it.
+// blocks of kWindowBlockThreads, enqueued on `stream`.
 cudaError_t LaunchWindowResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream);
-uint32_t WindowResidentOpsPerWarp(uint32_t n, uint32_t blocks);
 
 // Blocks of kWindowBlockThreads that fit on the device at once.
 cudaError_t WindowResidentBlocks(int* blocks);
