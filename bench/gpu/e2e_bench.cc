@@ -79,11 +79,13 @@ double MeasurePcie(bool h2d) {
 // LayoutOf gives each batch's input block, Issue the aux and output regions),
 // for a GET/PUT mix with PUT fraction p. Per-batch and per-ARB items (64-byte
 // column padding, the segment table, the output header) are left out.
-//   in, every op: key descriptor (u64 offset | length) 8, value length 4,
-//       type 1, key bytes (8-byte padded) 8 or 16;
-//     fixed8: + value offset 8 (the column is sent whole) + value bytes 8 per PUT;
-//     general: + per PUT its put-list entry (PutEntry) and write-op index 4.
-//       Values never cross: the host copies a PUT's value into the pinned
+//   in, fixed8: the benchmark's batches are fixed-width (kvcg/batch.h: one
+//       AppendBulk of 8-byte keys and values): type 1, key 8, value slot 8
+//       per op (a GET's slot travels too), no descriptors.
+//     general (16-byte keys, 64-byte values: descriptors kept): key
+//       descriptor (u64 offset | length) 8, value length 4, type 1, key
+//       bytes 16, + per PUT its put-list entry (PutEntry) and write-op index
+//       4. Values never cross: the host copies a PUT's value into the pinned
 //       value heap and the device stores a pointer to it.
 //   out, every op: code 1; fixed8: + the value 8; general: + a ValueRef 16
 //       (a view into the value heap, read in place) + per write op a WriteOut.
@@ -91,14 +93,10 @@ struct PcieBytes {
   double in, out;
 };
 PcieBytes BytesPerOp(Shape shape, double p) {
+  if (!shape.general) return PcieBytes{1.0 + 8 + 8, 1.0 + 8};
   PcieBytes b{8.0 + 4 + 1 + double(shape.key_bytes()), 1.0};
-  if (!shape.general) {
-    b.in += 8 + 8 * p;
-    b.out += 8;
-  } else {
-    b.in += p * double(sizeof(g::PutEntry) + 4);
-    b.out += double(sizeof(ValueRef)) + p * double(sizeof(g::WriteOut));
-  }
+  b.in += p * double(sizeof(g::PutEntry) + 4);
+  b.out += double(sizeof(ValueRef)) + p * double(sizeof(g::WriteOut));
   return b;
 }
 
@@ -119,7 +117,16 @@ struct Shared {
   bool consume_in_completion = true;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> ops{0}, bad{0}, checksum{0};
+  // The submitter threads' own time, summed over threads: building and
+  // submitting batches (NewBatch, the fill, Submit), and consuming results
+  // on the thread (--consume submitter). Where the host's time per op goes.
+  std::atomic<uint64_t> fill_ns{0}, filled{0}, consume_ns{0}, consumed{0};
 };
+
+uint64_t ThreadNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      Clock::now().time_since_epoch()).count());
+}
 
 void Consume(Shared& sh, const Slot& s, const Results& r) {
   uint64_t sum = 0, bad = 0;
@@ -165,15 +172,21 @@ void SubmitterLoop(Shared& sh, Fill fill) {
       }
     }
     if (!todo.empty()) {  // --consume submitter
+      const uint64_t t0 = ThreadNs();
+      uint64_t n = 0;
       for (Slot* t : todo) {
+        n += t->results.size();
         Consume(sh, *t, t->results);
         t->results.Release();
       }
+      sh.consume_ns.fetch_add(ThreadNs() - t0, std::memory_order_relaxed);
+      sh.consumed.fetch_add(n, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(mu);
       for (Slot* t : todo) free_slots.push_back(t);
       todo.clear();
       continue;
     }
+    const uint64_t t0 = ThreadNs();
     Batch b = sh.store->NewBatch();
     s->idx.clear();
     if (sh.stop.load(std::memory_order_relaxed) || !fill(b, *s)) {
@@ -196,6 +209,8 @@ void SubmitterLoop(Shared& sh, Fill fill) {
         cv.notify_one();
       }
     });
+    sh.fill_ns.fetch_add(ThreadNs() - t0, std::memory_order_relaxed);
+    sh.filled.fetch_add(s->idx.size(), std::memory_order_relaxed);
   }
 }
 
@@ -203,6 +218,7 @@ struct Cell {
   double ops_per_s = 0;
   uint64_t ops = 0;  // all completed, warm-up included
   uint64_t checksum = 0;
+  double fill_ns_per_op = 0, consume_ns_per_op = 0;  // a submitter thread's, per op
 };
 
 Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& args) {
@@ -249,6 +265,9 @@ Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& arg
   c.ops_per_s = double(ops1 - ops0) / std::chrono::duration<double>(t1 - t0).count();
   c.ops = sh.ops.load();
   c.checksum = sh.checksum.load();
+  c.fill_ns_per_op = sh.filled.load() ? double(sh.fill_ns.load()) / double(sh.filled.load()) : 0;
+  c.consume_ns_per_op =
+      sh.consumed.load() ? double(sh.consume_ns.load()) / double(sh.consumed.load()) : 0;
   return c;
 }
 
@@ -329,9 +348,12 @@ int RunE2e(const Args& args) {
                    shape.name(), (unsigned long long)keys, run.prefill_s[be]);
       for (Row& row : run.rows) {
         Cell cell = RunMix(store.get(), shape, log2, *row.mix, args);
-        std::fprintf(stderr, "e2e %s %s %-12s %8.2f M ops/s (value checksum %016llx)\n",
+        std::fprintf(stderr,
+                     "e2e %s %s %-12s %8.2f M ops/s (value checksum %016llx; per op on a "
+                     "submitter: fill+submit %.2f ns, consume %.2f ns)\n",
                      BackendName(c.backend), shape.name(), row.mix->name, cell.ops_per_s / 1e6,
-                     (unsigned long long)cell.checksum);
+                     (unsigned long long)cell.checksum, cell.fill_ns_per_op,
+                     cell.consume_ns_per_op);
         (be == 0 ? row.gpu : row.cpu) = cell;
       }
     }
@@ -346,11 +368,11 @@ int RunE2e(const Args& args) {
               (unsigned long long)keys, args.threads, args.depth, args.batch, args.seconds,
               args.warmup);
   std::printf("  \"pcie_h2d_gbs\": %.1f, \"pcie_d2h_gbs\": %.1f,\n", h2d, d2h);
-  std::printf("  \"pcie_bytes_per_op\": \"in: 8 key descriptor + 4 value length + 1 type + key "
-              "bytes; fixed8 + 8 value offset + 8 value bytes per PUT; general + %zu per PUT "
-              "(PutEntry + write-op index), values stay in host memory. out: 1 code; fixed8 + 8 "
-              "value; general + %zu ValueRef + %zu per PUT (WriteOut). bound = min(H2D / in, "
-              "D2H / out)\",\n",
+  std::printf("  \"pcie_bytes_per_op\": \"in: fixed8 (fixed-width batches) 1 type + 8 key + 8 "
+              "value slot; general 8 key descriptor + 4 value length + 1 type + 16 key bytes + "
+              "%zu per PUT (PutEntry + write-op index), values stay in host memory. out: 1 code; "
+              "fixed8 + 8 value; general + %zu ValueRef + %zu per PUT (WriteOut). bound = "
+              "min(H2D / in, D2H / out)\",\n",
               sizeof(g::PutEntry) + 4, sizeof(ValueRef), sizeof(g::WriteOut));
   std::printf("  \"layouts\": [\n");
   for (size_t l = 0; l < runs.size(); ++l) {
@@ -370,10 +392,14 @@ int RunE2e(const Args& args) {
       std::printf("      {\"mix\": \"%s\", \"gpu_ops_per_s\": %.0f, \"cpu_ops_per_s\": %.0f, "
                   "\"gpu_over_cpu\": %.3f, \"pcie_in_bytes_per_op\": %.2f, "
                   "\"pcie_out_bytes_per_op\": %.2f, \"bound_pcie_ops_per_s\": %.0f, "
-                  "\"gpu_ops\": %llu, \"cpu_ops\": %llu}%s\n",
+                  "\"gpu_ops\": %llu, \"cpu_ops\": %llu, \"gpu_fill_ns_per_op\": %.2f, "
+                  "\"gpu_consume_ns_per_op\": %.2f, \"cpu_fill_ns_per_op\": %.2f, "
+                  "\"cpu_consume_ns_per_op\": %.2f}%s\n",
                   r.mix->name, r.gpu.ops_per_s, r.cpu.ops_per_s,
                   r.cpu.ops_per_s > 0 ? r.gpu.ops_per_s / r.cpu.ops_per_s : 0.0, b.in, b.out,
-                  bound, (unsigned long long)r.gpu.ops, (unsigned long long)r.cpu.ops, m + 1 < run.rows.size() ? "," : "");
+                  bound, (unsigned long long)r.gpu.ops, (unsigned long long)r.cpu.ops,
+                  r.gpu.fill_ns_per_op, r.gpu.consume_ns_per_op, r.cpu.fill_ns_per_op,
+                  r.cpu.consume_ns_per_op, m + 1 < run.rows.size() ? "," : "");
     }
     std::printf("     ]}%s\n", l + 1 < runs.size() ? "," : "");
   }

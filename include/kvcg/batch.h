@@ -20,6 +20,19 @@
 //              zero-padded to a multiple of 8 (the GPU compares whole words)
 //   value_bytes values, each starting 8-byte aligned
 //
+// Fixed-width batches. A batch filled only by AppendBulk calls with one key
+// width and one value width (multiples of 8, the value at most
+// kFixedMaxValueWidth; no compare-and-swap, no expiry) keeps no per-op
+// descriptors: op i's key is the key_width bytes at key_bytes + i * key_width
+// and its value slot the value_width bytes at value_bytes + i * value_width
+// (a GET's slot is unused). keys(), values(), value_lens() and
+// expected_column() are then null; fixed_width() says so, and the per-op
+// accessors work either way. Any other append turns the batch back into the
+// general form first (writing the descriptors of the ops so far). Why: for
+// 8-byte keys and values the descriptors were 28 of a fixed8 op's 45 bytes,
+// written by the submitter and, 20 of them, sent over PCIe (measured on the
+// H100 host, docs/BENCHMARKS.md section 2b).
+//
 // Memory. The columns and both arenas come from a BatchMemory. The default is
 // the C++ heap; Store::NewBatch() returns a batch whose memory the store can
 // use directly (the GPU backend leases page-locked memory, so the batch is
@@ -143,6 +156,10 @@ class Batch {
   static constexpr uint64_t kExpectAbsent = ~uint64_t(0);
   // Offset recorded for bytes a batch could not hold (see Limits above).
   static constexpr uint32_t kOverflow = ~uint32_t(0);
+  // The widest value a fixed-width batch keeps in per-op slots (see
+  // Fixed-width batches above): a GET's unused slot must cost no more than
+  // the 12 bytes of descriptors it replaces.
+  static constexpr size_t kFixedMaxValueWidth = 8;
 
   // An empty batch in `memory` (null: the heap).
   explicit Batch(BatchMemory* memory = nullptr);
@@ -176,7 +193,9 @@ class Batch {
   // values + i * value_width (values null: zero bytes). A kCompareAndSwap
   // appended here is "only if absent"; no op carries an expiry. Same result as n Append calls, at
   // memcpy speed: the fast way to fill a batch from arrays (e.g. NumPy
-  // columns).
+  // columns). With `values` given, values + i * value_width is read for
+  // every op up to the last one that stores. Keeps (or makes, when the batch
+  // is empty) a fixed-width batch when the widths allow it (see above).
   void AppendBulk(const OpType* types, const void* keys, size_t key_width, const void* values,
                   size_t value_width, size_t n);
 
@@ -189,12 +208,20 @@ class Batch {
 
   // --- One op.
   OpType type(size_t i) const { return types_[i]; }
-  std::string_view key(size_t i) const { return Slice(keys_[i]); }
+  std::string_view key(size_t i) const {
+    if (fixed_key_ != 0) return {key_bytes_ + i * fixed_key_, fixed_key_};
+    return Slice(keys_[i]);
+  }
   std::string_view value(size_t i) const {
+    if (fixed_key_ != 0) {
+      const bool stores = types_[i] == OpType::kPut;  // no CAS in a fixed-width batch
+      return {value_bytes_ + i * fixed_value_, stores ? fixed_value_ : 0};
+    }
     return {value_bytes_ + values_[i], value_lens_[i]};
   }
-  bool has_expected(size_t i) const { return expected_[i] != kExpectAbsent; }
+  bool has_expected(size_t i) const { return fixed_key_ != 0 || expected_[i] != kExpectAbsent; }
   std::string_view expected(size_t i) const {
+    if (fixed_key_ != 0) return {};
     return expected_[i] == kExpectAbsent ? std::string_view() : Slice(expected_[i]);
   }
   uint64_t expire_at(size_t i) const { return has_expiry_ ? expire_[i] : kNoExpiry; }
@@ -206,6 +233,7 @@ class Batch {
   }
   // True when op i's key (or expected value) did not fit (Limits above).
   bool overflowed(size_t i) const {
+    if (fixed_key_ != 0) return false;
     return uint32_t(keys_[i]) == kOverflow ||
            (types_[i] == OpType::kCompareAndSwap && expected_[i] != kExpectAbsent &&
             uint32_t(expected_[i]) == kOverflow);
@@ -213,10 +241,15 @@ class Batch {
 
   // --- Columns (valid until the next non-const call). See the top comment.
   const OpType* types() const { return types_; }
-  const uint64_t* keys() const { return keys_; }
-  const uint64_t* values() const { return values_; }
-  const uint32_t* value_lens() const { return value_lens_; }
-  const uint64_t* expected_column() const { return expected_; }
+  // The per-op descriptors: null while fixed_width().
+  const uint64_t* keys() const { return fixed_key_ != 0 ? nullptr : keys_; }
+  const uint64_t* values() const { return fixed_key_ != 0 ? nullptr : values_; }
+  const uint32_t* value_lens() const { return fixed_key_ != 0 ? nullptr : value_lens_; }
+  const uint64_t* expected_column() const { return fixed_key_ != 0 ? nullptr : expected_; }
+  // Whether the batch is fixed-width (see above), and its widths (0 when not).
+  bool fixed_width() const { return fixed_key_ != 0; }
+  size_t fixed_key_width() const { return fixed_key_; }
+  size_t fixed_value_width() const { return fixed_value_; }
   // Null while has_expiry() is false (no op has written them).
   const uint64_t* expire_column() const { return has_expiry_ ? expire_ : nullptr; }
   const ExpireCondition* condition_column() const { return has_expiry_ ? conditions_ : nullptr; }
@@ -262,6 +295,9 @@ class Batch {
   // The first op with an expiry: the columns get kNoExpiry / kAlways for
   // the ops before it, then has_expiry_.
   void EnableExpiry();
+  // A fixed-width batch becomes a general one: the descriptors of its ops
+  // are written. No-op for a general batch.
+  void Unfix();
   void Rebind();  // column pointers from ops_
 
   BatchMemory* memory_;
@@ -271,6 +307,7 @@ class Batch {
   size_t n_ = 0, op_cap_ = 0;
   size_t key_used_ = 0, value_used_ = 0;
   size_t stores_ = 0;
+  uint32_t fixed_key_ = 0, fixed_value_ = 0;  // fixed-width widths; key 0: general
   bool has_cas_ = false;
   bool has_expiry_ = false;
   OpType* types_ = nullptr;

@@ -134,6 +134,8 @@ Batch& Batch::operator=(Batch&& other) noexcept {
   key_used_ = other.key_used_;
   value_used_ = other.value_used_;
   stores_ = other.stores_;
+  fixed_key_ = other.fixed_key_;
+  fixed_value_ = other.fixed_value_;
   has_cas_ = other.has_cas_;
   has_expiry_ = other.has_expiry_;
   Rebind();
@@ -141,6 +143,7 @@ Batch& Batch::operator=(Batch&& other) noexcept {
   other.keyr_ = Region{};
   other.valr_ = Region{};
   other.n_ = other.op_cap_ = other.key_used_ = other.value_used_ = other.stores_ = 0;
+  other.fixed_key_ = other.fixed_value_ = 0;
   other.has_cas_ = false;
   other.has_expiry_ = false;
   other.Rebind();
@@ -162,10 +165,12 @@ void Batch::CopyFrom(const Batch& other) {
   n_ = other.n_;
   if (n_ != 0) {
     std::memcpy(types_, other.types_, n_);
-    std::memcpy(keys_, other.keys_, n_ * 8);
-    std::memcpy(values_, other.values_, n_ * 8);
-    std::memcpy(value_lens_, other.value_lens_, n_ * 4);
-    std::memcpy(expected_, other.expected_, n_ * 8);
+    if (other.fixed_key_ == 0) {
+      std::memcpy(keys_, other.keys_, n_ * 8);
+      std::memcpy(values_, other.values_, n_ * 8);
+      std::memcpy(value_lens_, other.value_lens_, n_ * 4);
+      std::memcpy(expected_, other.expected_, n_ * 8);
+    }
     if (other.has_expiry_) {
       std::memcpy(expire_, other.expire_, n_ * 8);
       std::memcpy(conditions_, other.conditions_, n_);
@@ -176,6 +181,8 @@ void Batch::CopyFrom(const Batch& other) {
   key_used_ = other.key_used_;
   value_used_ = other.value_used_;
   stores_ = other.stores_;
+  fixed_key_ = other.fixed_key_;
+  fixed_value_ = other.fixed_value_;
   has_cas_ = other.has_cas_;
   has_expiry_ = other.has_expiry_;
 }
@@ -259,14 +266,16 @@ void Batch::GrowOps(size_t want) {
   Rebind();
   if (n_ != 0) {
     std::memcpy(types_, t, n_);
-    std::memcpy(keys_, k, n_ * 8);
-    std::memcpy(values_, v, n_ * 8);
-    std::memcpy(expected_, e, n_ * 8);
+    if (fixed_key_ == 0) {  // a fixed-width batch has no descriptors to keep
+      std::memcpy(keys_, k, n_ * 8);
+      std::memcpy(values_, v, n_ * 8);
+      std::memcpy(expected_, e, n_ * 8);
+      std::memcpy(value_lens_, l, n_ * 4);
+    }
     if (has_expiry_) {
       std::memcpy(expire_, x, n_ * 8);
       std::memcpy(conditions_, c, n_);
     }
-    std::memcpy(value_lens_, l, n_ * 4);
   }
   (void)old_cap;
   FreeRegion(old);
@@ -290,6 +299,18 @@ uint64_t Batch::AppendKeyBytes(std::string_view bytes) {
   return d;
 }
 
+void Batch::Unfix() {
+  if (fixed_key_ == 0) return;
+  const uint64_t klen = uint64_t(fixed_key_) << 32;
+  for (size_t i = 0; i < n_; ++i) {
+    keys_[i] = uint64_t(i * fixed_key_) | klen;
+    values_[i] = i * fixed_value_;
+    value_lens_[i] = types_[i] == OpType::kPut ? fixed_value_ : 0;
+    expected_[i] = 0;
+  }
+  fixed_key_ = fixed_value_ = 0;
+}
+
 void Batch::EnableExpiry() {
   if (has_expiry_) return;
   for (size_t i = 0; i < n_; ++i) expire_[i] = kNoExpiry;
@@ -298,6 +319,7 @@ void Batch::EnableExpiry() {
 }
 
 void Batch::Append(OpType type, std::string_view key, std::string_view value, uint64_t expire_at) {
+  Unfix();
   if (n_ == op_cap_) GrowOps(n_ + 1);
   if (expire_at != kNoExpiry || type == OpType::kExpire) EnableExpiry();
   types_[n_] = type;
@@ -345,6 +367,7 @@ void Batch::AppendFrom(const Batch& other, size_t i) {
   }
   if (has_expiry_) conditions_[n_ - 1] = other.condition(i);
   // Bytes that did not fit there do not fit here either: keep the marks.
+  if (other.fixed_key_ != 0) return;  // (a fixed-width batch has none)
   if (uint32_t(other.keys_[i]) == kOverflow) keys_[n_ - 1] = other.keys_[i];
   if (other.types_[i] == OpType::kCompareAndSwap && other.expected_[i] != kExpectAbsent &&
       uint32_t(other.expected_[i]) == kOverflow) {
@@ -369,14 +392,44 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     }
     return;
   }
+  size_t puts = 0, last_store = 0;
+  bool expires = false, cas = false;
+  for (size_t i = 0; i < n; ++i) {
+    const bool stores = types[i] == OpType::kPut || types[i] == OpType::kCompareAndSwap;
+    puts += stores;
+    if (stores) last_store = i + 1;
+    expires |= types[i] == OpType::kExpire;
+    cas |= types[i] == OpType::kCompareAndSwap;
+  }
+  // Fixed-width (see batch.h): the columns are three copies.
+  const bool fixed_ok = kpad == key_width && key_width != 0 && value_width % 8 == 0 &&
+                        value_width <= kFixedMaxValueWidth && !expires && !cas;
+  if (fixed_ok && (n_ == 0 || (fixed_key_ == key_width && fixed_value_ == value_width))) {
+    GrowOps(n_ + n);
+    Grow(keyr_, key_used_, key_used_ + key_width * n);
+    Grow(valr_, value_used_, value_used_ + value_width * n);
+    Rebind();
+    std::memcpy(types_ + n_, types, n);
+    std::memcpy(keyr_.p + key_used_, keys, key_width * n);
+    if (value_width != 0) {
+      char* vdst = valr_.p + value_used_;
+      if (values != nullptr) {
+        std::memcpy(vdst, values, value_width * last_store);
+      } else {
+        std::memset(vdst, 0, value_width * last_store);
+      }
+    }
+    fixed_key_ = uint32_t(key_width);
+    fixed_value_ = uint32_t(value_width);
+    key_used_ += key_width * n;
+    value_used_ += value_width * n;
+    stores_ += puts;
+    n_ += n;
+    return;
+  }
+  Unfix();
   GrowOps(n_ + n);
   Grow(keyr_, key_used_, key_used_ + kpad * n);
-  size_t puts = 0;
-  bool expires = false;
-  for (size_t i = 0; i < n; ++i) {
-    puts += types[i] == OpType::kPut || types[i] == OpType::kCompareAndSwap;
-    expires |= types[i] == OpType::kExpire;
-  }
   const size_t vpad = Align8(value_width);
   Grow(valr_, value_used_, value_used_ + vpad * puts);
   Rebind();
@@ -424,6 +477,7 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
 
 void Batch::Clear() {
   n_ = 0;
+  fixed_key_ = fixed_value_ = 0;
   key_used_ = 0;
   value_used_ = 0;
   stores_ = 0;

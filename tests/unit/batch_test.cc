@@ -595,6 +595,115 @@ TEST(Batch, AppendBulkEqualsAppendLoop) {
   }
 }
 
+// Fixed-width batches (batch.h): AppendBulk into an empty batch with one
+// key width and a value width of at most 8 keeps no descriptors; accessors,
+// copies, moves, AppendFrom and a later Append all see the same ops as an
+// Append loop builds.
+TEST(Batch, FixedWidthBatchEqualsAppendLoop) {
+  for (size_t kw : {size_t(8), size_t(16)}) {
+    for (size_t vw : {size_t(8), size_t(0)}) {
+      SCOPED_TRACE("key width " + std::to_string(kw) + " value width " + std::to_string(vw));
+      const size_t n = 41;
+      std::vector<OpType> types(n);
+      std::string keys(n * kw, '\0');
+      for (size_t i = 0; i < n; ++i) {
+        types[i] = i % 3 == 0 ? OpType::kPut : i % 3 == 1 ? OpType::kGet : OpType::kDelete;
+        for (size_t b = 0; b < kw; ++b) keys[i * kw + b] = char(i * 7 + b);
+      }
+      // Values up to the last PUT only (op 39): nothing past it is read.
+      std::string values(40 * vw, '\0');
+      for (size_t b = 0; b < values.size(); ++b) values[b] = char(200 + b);
+      Batch bulk, loop;
+      bulk.AppendBulk(types.data(), keys.data(), kw, values.data(), vw, 20);
+      bulk.AppendBulk(types.data() + 20, keys.data() + 20 * kw, kw, values.data() + 20 * vw, vw,
+                      n - 20);
+      ASSERT_TRUE(bulk.fixed_width());
+      EXPECT_EQ(bulk.fixed_key_width(), kw);
+      EXPECT_EQ(bulk.fixed_value_width(), vw);
+      EXPECT_EQ(bulk.keys(), nullptr);
+      EXPECT_EQ(bulk.values(), nullptr);
+      EXPECT_EQ(bulk.value_lens(), nullptr);
+      EXPECT_EQ(bulk.expected_column(), nullptr);
+      for (size_t i = 0; i < n; ++i) {
+        loop.Append(types[i], std::string_view(keys.data() + i * kw, kw),
+                    types[i] == OpType::kPut ? std::string_view(values.data() + i * vw, vw)
+                                             : std::string_view());
+      }
+      auto same = [&](const Batch& b, const char* what) {
+        SCOPED_TRACE(what);
+        ASSERT_EQ(b.size(), loop.size());
+        EXPECT_EQ(b.stores(), loop.stores());
+        EXPECT_FALSE(b.has_cas());
+        for (size_t i = 0; i < b.size(); ++i) {
+          EXPECT_EQ(b.type(i), loop.type(i)) << i;
+          EXPECT_EQ(b.key(i), loop.key(i)) << i;
+          EXPECT_EQ(b.value(i), loop.value(i)) << i;
+          EXPECT_FALSE(b.overflowed(i)) << i;
+          EXPECT_FALSE(b.expect_absent(i)) << i;
+          EXPECT_TRUE(b.expected(i).empty()) << i;
+        }
+      };
+      same(bulk, "bulk");
+      const Batch copy = bulk;
+      EXPECT_TRUE(copy.fixed_width());
+      same(copy, "copy");
+      Batch moved = std::move(bulk);
+      EXPECT_TRUE(moved.fixed_width());
+      same(moved, "moved");
+      Batch from;
+      for (size_t i = 0; i < n; ++i) from.AppendFrom(moved, i);
+      same(from, "AppendFrom");
+      // An Append makes it general, with the descriptors of the ops so far.
+      moved.Get("tail");
+      loop.Get("tail");
+      EXPECT_FALSE(moved.fixed_width());
+      ASSERT_NE(moved.keys(), nullptr);
+      same(moved, "after an Append");
+      for (size_t i = 0; i < moved.size(); ++i) {
+        const uint64_t d = moved.keys()[i];
+        EXPECT_EQ(std::string_view(moved.key_bytes() + uint32_t(d), size_t(d >> 32)), moved.key(i));
+        EXPECT_EQ(std::string_view(moved.value_bytes() + moved.values()[i], moved.value_lens()[i]),
+                  moved.value(i));
+      }
+      moved.Clear();
+      EXPECT_FALSE(moved.fixed_width());
+    }
+  }
+}
+
+// What a fixed-width batch cannot hold makes AppendBulk write descriptors:
+// values wider than kFixedMaxValueWidth, unpadded keys, CAS, a second width,
+// a batch that is already general.
+TEST(Batch, FixedWidthOnlyWhereItFits) {
+  const std::vector<OpType> gets(4, OpType::kGet);
+  const std::vector<OpType> cas = {OpType::kGet, OpType::kCompareAndSwap, OpType::kGet,
+                                   OpType::kGet};
+  const std::string keys(4 * 16, 'k'), values(4 * 16, 'v');
+  auto fixed = [&](const std::vector<OpType>& t, size_t kw, size_t vw) {
+    Batch b;
+    b.AppendBulk(t.data(), keys.data(), kw, values.data(), vw, t.size());
+    return b.fixed_width();
+  };
+  EXPECT_TRUE(fixed(gets, 8, 8));
+  EXPECT_TRUE(fixed(gets, 16, 0));
+  EXPECT_FALSE(fixed(gets, 8, 16)) << "value wider than kFixedMaxValueWidth";
+  EXPECT_FALSE(fixed(gets, 5, 8)) << "key width not a multiple of 8";
+  EXPECT_FALSE(fixed(gets, 0, 8)) << "empty keys";
+  EXPECT_FALSE(fixed(cas, 8, 8)) << "compare-and-swap";
+  Batch two;
+  two.AppendBulk(gets.data(), keys.data(), 8, values.data(), 8, 4);
+  two.AppendBulk(gets.data(), keys.data(), 16, values.data(), 8, 4);
+  EXPECT_FALSE(two.fixed_width()) << "a second key width";
+  ASSERT_EQ(two.size(), 8u);
+  EXPECT_EQ(two.key(3), std::string(8, 'k'));
+  EXPECT_EQ(two.key(4), std::string(16, 'k'));
+  Batch general;
+  general.Get("x");
+  general.AppendBulk(gets.data(), keys.data(), 8, values.data(), 8, 4);
+  EXPECT_FALSE(general.fixed_width()) << "the batch was general already";
+  EXPECT_EQ(general.key(4), std::string(8, 'k'));
+}
+
 TEST(Batch, OpTypeNames) {
   EXPECT_STREQ(OpTypeName(OpType::kGet), "GET");
   EXPECT_STREQ(OpTypeName(OpType::kPut), "PUT");

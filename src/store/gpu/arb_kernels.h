@@ -56,6 +56,12 @@ constexpr uint8_t kRetryPoisonedCode = 0xFD;
 struct ArbSegment {
   uint32_t op_begin;  // index of its first op in the ARB
   uint32_t n;
+  // A fixed-width batch (kvcg/batch.h): op i's key is the key_width bytes
+  // at key_bytes + i key_width, its value slot value_width bytes at
+  // value_bytes + i value_width, and keys, lens, values are not sent.
+  // key_width 0: a general batch, described by those three columns.
+  uint32_t key_width;
+  uint32_t value_width;
   uint64_t keys;       // u64 per op: offset | length << 32 into its key bytes
   uint64_t lens;       // u32 per op: value length
   uint64_t types;      // u8 per op

@@ -43,11 +43,13 @@ inline BlockLayout LayoutOf(const Batch& b, bool general) {
     off += A64(bytes);
     return at;
   };
-  l.keys = take(n * 8);
-  l.lens = take(n * 4);
+  // A fixed-width batch sends no descriptors: the device derives them.
+  const bool fixed = b.fixed_width();
+  l.keys = fixed ? SIZE_MAX : take(n * 8);
+  l.lens = fixed ? SIZE_MAX : take(n * 4);
   l.types = take(n);
   l.expected = b.has_cas() ? take(n * 8) : SIZE_MAX;
-  l.values = general ? SIZE_MAX : take(n * 8);
+  l.values = general || fixed ? SIZE_MAX : take(n * 8);
   // Expiry columns only for a batch that uses them: none of it costs a
   // batch without TTLs a byte of PCIe.
   l.expire = b.has_expiry() ? take(n * 8) : SIZE_MAX;
@@ -65,8 +67,8 @@ inline uint64_t InputBytes(const Batch& b, bool general) { return LayoutOf(b, ge
 template <typename Fn>
 void ForEachColumn(const Batch& b, const BlockLayout& l, Fn fn) {
   const size_t n = b.size();
-  fn(l.keys, b.keys(), n * 8);
-  fn(l.lens, b.value_lens(), n * 4);
+  if (l.keys != SIZE_MAX) fn(l.keys, b.keys(), n * 8);
+  if (l.lens != SIZE_MAX) fn(l.lens, b.value_lens(), n * 4);
   fn(l.types, b.types(), n);
   if (l.expected != SIZE_MAX) fn(l.expected, b.expected_column(), n * 8);
   if (l.values != SIZE_MAX) fn(l.values, b.values(), n * 8);

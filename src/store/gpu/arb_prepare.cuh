@@ -89,8 +89,12 @@ __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
   const uint32_t local = i - s.op_begin;
   const char* in = a.input;
   const uint32_t t = uint8_t(in[s.types + local]);
-  const uint64_t kd = reinterpret_cast<const uint64_t*>(in + s.keys)[local];
-  const uint32_t vlen = reinterpret_cast<const uint32_t*>(in + s.lens)[local];
+  // A fixed-width batch's descriptors follow from its widths (ArbSegment).
+  const bool fixed = s.key_width != 0;
+  const uint64_t kd = fixed ? uint64_t(local) * s.key_width | uint64_t(s.key_width) << 32
+                            : reinterpret_cast<const uint64_t*>(in + s.keys)[local];
+  const uint32_t vlen = fixed ? (t == 1 ? s.value_width : 0)
+                              : reinterpret_cast<const uint32_t*>(in + s.lens)[local];
   const uint64_t ed =
       s.expected == kNoExpected ? 0 : reinterpret_cast<const uint64_t*>(in + s.expected)[local];
   const bool has_expiry = s.expire != kNoExpected;
@@ -132,7 +136,9 @@ __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
     key = Load64(kbytes);
     hash = a.host_hash != nullptr ? a.host_hash[i] : Xxh3Fixed8(key);
     const bool stores = t == 1 || t == 3;
-    const uint64_t voff = stores ? reinterpret_cast<const uint64_t*>(in + s.values)[local] : 0;
+    const uint64_t voff = !stores ? 0
+                          : fixed ? uint64_t(local) * s.value_width
+                                  : reinterpret_cast<const uint64_t*>(in + s.values)[local];
     a.value[i] = stores ? Load64(in + s.value_bytes + voff) : 0;
     a.expected[i] = t == 3 && !absent ? Load64(in + s.key_bytes + uint32_t(ed)) : 0;
   }

@@ -48,8 +48,10 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     ArbSegment& g = segs[r];
     g.op_begin = s.begin[r];
     g.n = uint32_t(b.size());
-    g.keys = input + l.keys;
-    g.lens = input + l.lens;
+    g.key_width = uint32_t(b.fixed_key_width());
+    g.value_width = uint32_t(b.fixed_value_width());
+    g.keys = l.keys == SIZE_MAX ? 0 : input + l.keys;
+    g.lens = l.lens == SIZE_MAX ? 0 : input + l.lens;
     g.types = input + l.types;
     g.expected = l.expected == SIZE_MAX ? ~0ull : input + l.expected;
     g.values = l.values == SIZE_MAX ? 0 : input + l.values;
@@ -75,16 +77,17 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
       const OpType t = types[i];
       if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kExpire)) continue;
       const uint32_t op = s.begin[r] + uint32_t(i);
-      const uint32_t vlen = b.value_lens()[i];
-      WriteRef w{op, uint32_t(b.keys()[i] >> 32), vlen, t, nullptr, 0};
+      const std::string_view value = b.value(i);
+      const uint32_t vlen = uint32_t(value.size());
+      WriteRef w{op, uint32_t(b.key(i).size()), vlen, t, nullptr, 0};
       if ((t == OpType::kPut || t == OpType::kCompareAndSwap) &&
           CheckOperation(config, b, i) == Code::kOk) {
         uint64_t src = ~0ull;
         if (device_copy && vlen <= kDeviceCopyMaxValue) {
           w.blob = values_->Reserve(vlen);
-          src = g.value_bytes + b.values()[i];
+          src = g.value_bytes + uint64_t(value.data() - b.value_bytes());
         } else {
-          w.blob = values_->Allocate(b.value(i));
+          w.blob = values_->Allocate(value);
         }
         if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
         puts.push_back(PutEntry{op, vlen, reinterpret_cast<uint64_t>(w.blob), w.rec, src});
