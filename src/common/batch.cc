@@ -438,7 +438,7 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   // Keys: one copy when they are already 8-byte multiples, else padded.
   char* kdst = keyr_.p + key_used_;
   if (kpad == key_width) {
-    std::memcpy(kdst, keys, key_width * n);
+    if (key_width != 0) std::memcpy(kdst, keys, key_width * n);  // (empty keys: kdst may be null)
   } else {
     for (size_t i = 0; i < n; ++i) {
       std::memcpy(kdst + i * kpad, static_cast<const char*>(keys) + i * key_width, key_width);
