@@ -13,42 +13,62 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
   SmallPrepare<kItems>(a);
 }
 
-// --- Large ARBs: grid kernels around device-wide cub sort and scans.
-__global__ void NormalizeKernel(ArbDev a) {
+// --- Large ARBs: grid kernels around device-wide cub sort and scans,
+// sized for `cap` ops (LargeArbCapacity) and reading the ARB itself from
+// device memory, so that one captured graph serves every ARB of its size
+// class (ArbPrepareLarge). Positions n .. cap are padding: they sort last
+// (hash key ~0, index >= n) and are never numbered.
+__global__ void NormalizeKernel(const ArbDev* __restrict__ ap, uint32_t cap) {
+  const ArbDev& a = *ap;
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < a.n) {
     NormalizeOp(a, i);
     a.hkey[i] = uint32_t(a.hash[i] >> 32);
+  } else if (i < cap) {
+    a.hkey[i] = ~0u;
+    a.idx_in[i] = i;
   }
   if (i == 0) InitHeader(a);
 }
 
-__global__ void ScatterKernel(ArbDev a) {
+__global__ void ScatterKernel(const ArbDev* __restrict__ ap) {
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  ScatterPut(a, j);
+  ScatterPut(*ap, j);
 }
 
-__global__ void MarkKernel(ArbDev a) {
+__global__ void MarkKernel(const ArbDev* __restrict__ ap, uint32_t cap) {
+  const ArbDev& a = *ap;
   const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= a.n) return;
+  if (p >= cap) return;
   const uint32_t h = a.sorted_hkey[p];
+  const uint32_t op = a.idx_out[p];
   a.marks[p] = make_int2(p == 0 || a.sorted_hkey[p - 1] != h ? int(p) : 0,
-                         IsWriter(a.type[a.idx_out[p]]) ? int(p) : -1);
+                         op < a.n && IsWriter(a.type[op]) ? int(p) : -1);
 }
 
-__global__ void CtlKernel(ArbDev a) {
+__global__ void CtlKernel(const ArbDev* __restrict__ ap, uint32_t cap) {
+  const ArbDev& a = *ap;
   const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= a.n) return;
+  if (p >= cap) return;
+  const uint32_t op = a.idx_out[p];
+  if (op >= a.n) return;  // padding
   const uint32_t h = a.sorted_hkey[p];
   const int2 m = a.marks_scan[p];
   const uint32_t s = uint32_t(m.x);
-  const bool alone = s == p && (p + 1 == a.n || a.sorted_hkey[p + 1] != h);
-  WriteCtl(a, a.idx_out[p], p, s, m.y, alone);
+  const bool alone = s == p && (p + 1 == cap || a.sorted_hkey[p + 1] != h);
+  WriteCtl(a, op, p, s, m.y, alone);
 }
 
 uint32_t Blocks(uint32_t n) { return (n + kThreads - 1) / kThreads; }
 
 }  // namespace
+
+uint32_t LargeArbCapacity(uint32_t n) {
+  if (n <= 4096) return 4096;
+  if (n <= 8192) return 8192;
+  constexpr uint32_t kStep = 16384;
+  return (n + kStep - 1) / kStep * kStep;
+}
 
 cudaError_t ArbTempBytes(uint32_t n, size_t* bytes) {
   size_t sort = 0, scan = 0;
@@ -63,32 +83,35 @@ cudaError_t ArbTempBytes(uint32_t n, size_t* bytes) {
 }
 
 cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream) {
-  if (a.stage != nullptr && a.n > kSmallArbOps) return cudaErrorInvalidValue;
-  if (a.n <= kSmallArbOps) {
-    if (a.n <= kThreads) {
-      SmallPrepareKernel<1><<<1, kThreads, 0, stream>>>(a);
-    } else if (a.n <= 2 * kThreads) {
-      SmallPrepareKernel<2><<<1, kThreads, 0, stream>>>(a);
-    } else if (a.n <= 4 * kThreads) {
-      SmallPrepareKernel<4><<<1, kThreads, 0, stream>>>(a);
-    } else {
-      SmallPrepareKernel<8><<<1, kThreads, 0, stream>>>(a);
-    }
-    return cudaGetLastError();
+  if (a.n > kSmallArbOps) return cudaErrorInvalidValue;
+  if (a.n <= kThreads) {
+    SmallPrepareKernel<1><<<1, kThreads, 0, stream>>>(a);
+  } else if (a.n <= 2 * kThreads) {
+    SmallPrepareKernel<2><<<1, kThreads, 0, stream>>>(a);
+  } else if (a.n <= 4 * kThreads) {
+    SmallPrepareKernel<4><<<1, kThreads, 0, stream>>>(a);
+  } else {
+    SmallPrepareKernel<8><<<1, kThreads, 0, stream>>>(a);
   }
-  NormalizeKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);
-  const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
-  if (scatter != 0) ScatterKernel<<<Blocks(scatter), kThreads, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+cudaError_t ArbPrepareLarge(const ArbDev* dev, const ArbDev& a, uint32_t cap,
+                            cudaStream_t stream) {
+  if (a.stage != nullptr || cap < a.n) return cudaErrorInvalidValue;
+  NormalizeKernel<<<Blocks(cap), kThreads, 0, stream>>>(dev, cap);
+  // The put list and write ops are at most n long; the kernel checks.
+  ScatterKernel<<<Blocks(cap), kThreads, 0, stream>>>(dev);
   size_t bytes = a.temp_bytes;
   cudaError_t err = cub::DeviceRadixSort::SortPairs(a.temp, bytes, a.hkey, a.sorted_hkey, a.idx_in,
-                                                    a.idx_out, a.n, 0, 32, stream);
+                                                    a.idx_out, cap, 0, 32, stream);
   if (err != cudaSuccess) return err;
-  MarkKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);
+  MarkKernel<<<Blocks(cap), kThreads, 0, stream>>>(dev, cap);
   bytes = a.temp_bytes;
-  err = cub::DeviceScan::InclusiveScan(a.temp, bytes, a.marks, a.marks_scan, MaxInt2{}, int(a.n),
+  err = cub::DeviceScan::InclusiveScan(a.temp, bytes, a.marks, a.marks_scan, MaxInt2{}, int(cap),
                                        stream);
   if (err != cudaSuccess) return err;
-  CtlKernel<<<Blocks(a.n), kThreads, 0, stream>>>(a);
+  CtlKernel<<<Blocks(cap), kThreads, 0, stream>>>(dev, cap);
   return cudaGetLastError();
 }
 

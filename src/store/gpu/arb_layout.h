@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kvcg/batch.h"
+#include "store/gpu/arb_kernels.h"
 
 namespace kvcg::store::gpu {
 
@@ -78,14 +79,17 @@ void ForEachColumn(const Batch& b, const BlockLayout& l, Fn fn) {
   if (l.value_bytes != SIZE_MAX) fn(l.value_bytes, b.value_bytes(), b.value_bytes_size());
 }
 
-// An ARB's work region in device memory: the prepare's normalized columns
-// and scratch for n ops (byte offsets, each column 64-byte aligned), cub's
-// scratch of temp_bytes (large ARBs), and the expire column when a batch of
-// the ARB has expiry.
+// An ARB's work region in device memory: the device copy of the ARB's
+// descriptor (a large ARB's prepare reads it there), the prepare's
+// normalized columns and scratch for n ops (byte offsets, each column
+// 64-byte aligned; n is a large ARB's LargeArbCapacity), cub's scratch of
+// temp_bytes (large ARBs), and the expire column when a batch of the ARB
+// has expiry.
 struct WorkLayout {
-  size_t type, check, hash, key, ctl, value, expected, rec, vlen, done, wslot, hkey, sorted,
+  size_t dev, type, check, hash, key, ctl, value, expected, rec, vlen, done, wslot, hkey, sorted,
       idx_in, idx_out, marks, marks_scan, temp, expire, total = 0;
   WorkLayout(size_t n, size_t temp_bytes, bool expire_column) {
+    dev = Take(sizeof(ArbDev));
     type = Take(n), check = Take(n), hash = Take(n * 8), key = Take(n * 8), ctl = Take(n * 8),
     value = Take(n * 8), expected = Take(n * 8), rec = Take(n * 8), vlen = Take(n * 4),
     done = Take((n + 1) * 4), wslot = Take(n * 4), hkey = Take(n * 4), sorted = Take(n * 4),

@@ -292,6 +292,17 @@ class Pipeline {
     uint64_t seq = 0;
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
+    // Large ARBs' prepare: one captured graph per size class, valid while
+    // the slot's work buffer stays where it was (LaunchLargePrepare), and
+    // the page-locked copy of the ARB's descriptor that its first node
+    // copies to the device.
+    struct PrepGraph {
+      uint32_t cap;
+      char* work;
+      cudaGraphExec_t exec;
+    };
+    std::vector<PrepGraph> prep_graphs;
+    ArbDev* prep_host = nullptr;
   };
 
   void Run();
@@ -303,6 +314,15 @@ class Pipeline {
   void Launch(Slot& s, bool exclusive);
   cudaError_t Issue(Slot& s, size_t input_bytes, const std::vector<ArbSegment>& segs,
                     const std::vector<PutEntry>& puts, bool host_hash);
+  // A large ARB's prepare (ArbPrepareLarge for `cap` ops, reading `a` from
+  // `dev`) as one graph launch on the slot's stream, capturing the graph
+  // the first time the slot meets this cap with its current work buffer.
+  // Why: the sequence is ~12 kernels and cub calls, and their launches
+  // cost the pipeline thread ~96 us per ARB on the H100 host (more than
+  // all its other work per ARB together: docs/BENCHMARKS.md section 2b).
+  cudaError_t LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap, ArbDev* dev);
+  // cub's scratch bytes for a large prepare of `cap` ops (cached per cap).
+  cudaError_t LargeTempBytes(uint32_t cap, size_t* bytes);
   // The resident kernel (resident_ring.h, pipeline_resident.cc).
   // StartResident: its memory, its stream, and every slot's buffers sized
   // for the largest ARB it takes (so posting one never frees device memory
@@ -427,6 +447,7 @@ class Pipeline {
   const uint32_t timeout_us_;
   PinnedMemory* const pinned_;
   Slot slots_[kSlots];
+  std::vector<std::pair<uint32_t, size_t>> large_temp_;  // LargeTempBytes' cache
   std::deque<Slot*> inflight_;
   cudaEvent_t last_lslab_ = nullptr;  // the newest launched ARB's L-Slab kernel
 

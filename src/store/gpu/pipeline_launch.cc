@@ -206,14 +206,16 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   s.arb = epochs_.Begin(out);
   if (s.arb == nullptr) return cudaErrorMemoryAllocation;
 
-  // Work region: the normalized columns and scratch.
+  // Work region: the normalized columns and scratch (a large ARB's for its
+  // size class).
   size_t temp = 0;
+  const uint32_t cap = small_arb ? uint32_t(n) : LargeArbCapacity(uint32_t(n));
   if (!small_arb) {
-    cudaError_t e = ArbTempBytes(uint32_t(n), &temp);
+    cudaError_t e = LargeTempBytes(cap, &temp);
     if (e != cudaSuccess) return e;
   }
   const bool expire_column = general_ && s.has_expiry;
-  const WorkLayout wl(n, temp, expire_column);
+  const WorkLayout wl(cap, temp, expire_column);
   const size_t work = wl.total;
 
   const size_t stage_need = input + aux;
@@ -375,7 +377,10 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     if (profile_) prof_.prepare += NowNs() - t1;
     return err;
   }
-  if (err == cudaSuccess) err = ArbPrepare(a, st);
+  if (err == cudaSuccess) {
+    err = small_arb ? ArbPrepare(a, st)
+                    : LaunchLargePrepare(s, a, cap, reinterpret_cast<ArbDev*>(w + wl.dev));
+  }
   if (profile_) {
     t0 = NowNs();
     prof_.prepare += t0 - t1;
@@ -414,6 +419,56 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   s.finished = table_last ? s.lslab_done : s.done;
   if (err == cudaSuccess && !table_last) err = cudaEventRecord(s.done, st);
   return err;
+}
+
+cudaError_t Pipeline::LargeTempBytes(uint32_t cap, size_t* bytes) {
+  for (const auto& [c, b] : large_temp_) {
+    if (c == cap) {
+      *bytes = b;
+      return cudaSuccess;
+    }
+  }
+  const cudaError_t err = ArbTempBytes(cap, bytes);
+  if (err == cudaSuccess) large_temp_.emplace_back(cap, *bytes);
+  return err;
+}
+
+cudaError_t Pipeline::LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap, ArbDev* dev) {
+  if (s.prep_host == nullptr &&
+      cudaHostAlloc(reinterpret_cast<void**>(&s.prep_host), sizeof(ArbDev), cudaHostAllocDefault) !=
+          cudaSuccess) {
+    s.prep_host = nullptr;
+    return cudaErrorMemoryAllocation;
+  }
+  // The slot's previous ARB is complete (its slot was free), so the graph's
+  // copy of the old descriptor has run: overwriting it is safe.
+  *s.prep_host = a;
+  // Graphs captured on a work buffer that has since moved are stale.
+  std::erase_if(s.prep_graphs, [&](const Slot::PrepGraph& g) {
+    if (g.work == s.work.p) return false;
+    cudaGraphExecDestroy(g.exec);
+    return true;
+  });
+  const Slot::PrepGraph* graph = nullptr;
+  for (const Slot::PrepGraph& g : s.prep_graphs) {
+    if (g.cap == cap) graph = &g;
+  }
+  if (graph == nullptr) {
+    cudaGraph_t captured = nullptr;
+    cudaError_t err = cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal);
+    if (err != cudaSuccess) return err;
+    err = cudaMemcpyAsync(dev, s.prep_host, sizeof(ArbDev), cudaMemcpyHostToDevice, s.stream);
+    if (err == cudaSuccess) err = ArbPrepareLarge(dev, a, cap, s.stream);
+    const cudaError_t end = cudaStreamEndCapture(s.stream, &captured);
+    if (err == cudaSuccess) err = end;
+    cudaGraphExec_t exec = nullptr;
+    if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, captured, 0);
+    if (captured != nullptr) cudaGraphDestroy(captured);
+    if (err != cudaSuccess) return err;
+    s.prep_graphs.push_back(Slot::PrepGraph{cap, s.work.p, exec});
+    graph = &s.prep_graphs.back();
+  }
+  return cudaGraphLaunch(graph->exec, s.stream);
 }
 
 }  // namespace kvcg::store::gpu
