@@ -48,6 +48,7 @@ struct Args {
   bool layout_given = false;    // --layout was passed (kernel mode's default is fixed8)
   bool cpu = true;            // e2e, latency: also run the CPU backend
   bool consume_in_completion = true;  // e2e: false = on the submitter thread
+  int pregenerated = 0;       // e2e: batches of columns generated ahead per thread (0: none)
   int iterations = 20000;     // latency: measured batches per cell
 };
 

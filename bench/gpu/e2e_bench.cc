@@ -101,9 +101,12 @@ PcieBytes BytesPerOp(Shape shape, double p) {
 }
 
 // One submitted batch of a thread: the key index of each op (the check
-// needs it) and the code each op must answer.
+// needs it: in idx, or in a pregenerated batch's) and the code each op must
+// answer.
 struct Slot {
   std::vector<uint64_t> idx;
+  const std::vector<uint64_t>* pool_idx = nullptr;  // --pregenerated: its batch's
+  const std::vector<uint64_t>& Idx() const { return pool_idx != nullptr ? *pool_idx : idx; }
   Code want = Code::kOk;
   Results results;  // --consume submitter: waiting for the thread
 };
@@ -130,11 +133,12 @@ uint64_t ThreadNs() {
 
 void Consume(Shared& sh, const Slot& s, const Results& r) {
   uint64_t sum = 0, bad = 0;
-  if (r.size() != s.idx.size()) {
-    bad = s.idx.size() + 1;
+  const std::vector<uint64_t>& idx = s.Idx();
+  if (r.size() != idx.size()) {
+    bad = idx.size() + 1;
   } else {
     for (size_t j = 0; j < r.size(); ++j) {
-      bad += !CheckResult(r, j, s.want, s.idx[j], sh.shape, &sum);
+      bad += !CheckResult(r, j, s.want, idx[j], sh.shape, &sum);
     }
   }
   sh.checksum.fetch_xor(sum, std::memory_order_relaxed);
@@ -189,12 +193,14 @@ void SubmitterLoop(Shared& sh, Fill fill) {
     const uint64_t t0 = ThreadNs();
     Batch b = sh.store->NewBatch();
     s->idx.clear();
+    s->pool_idx = nullptr;
     if (sh.stop.load(std::memory_order_relaxed) || !fill(b, *s)) {
       more = false;
       std::lock_guard<std::mutex> lock(mu);
       free_slots.push_back(s);
       continue;
     }
+    const size_t n = b.size();
     sh.store->Submit(std::move(b), [&sh, &mu, &cv, &free_slots, &ready, s](Results&& r) {
       if (sh.consume_in_completion) {
         Consume(sh, *s, r);
@@ -210,7 +216,7 @@ void SubmitterLoop(Shared& sh, Fill fill) {
       }
     });
     sh.fill_ns.fetch_add(ThreadNs() - t0, std::memory_order_relaxed);
-    sh.filled.fetch_add(s->idx.size(), std::memory_order_relaxed);
+    sh.filled.fetch_add(n, std::memory_order_relaxed);
   }
 }
 
@@ -231,23 +237,43 @@ Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& arg
   const uint64_t mask = (1ull << log2) - 1;
   const uint32_t B = sh.batch;
   std::vector<std::thread> th;
+  // --pregenerated: each thread's batches of columns, made before the
+  // clock starts (each thread makes its own, in parallel).
+  const size_t pool = size_t(std::max(0, args.pregenerated));
+  std::vector<std::vector<Columns>> pool_cols(size_t(args.threads), std::vector<Columns>(pool));
+  std::vector<std::vector<std::vector<uint64_t>>> pool_idx(
+      size_t(args.threads), std::vector<std::vector<uint64_t>>(pool));
+  std::atomic<int> generated{0};
   for (int t = 0; t < args.threads; ++t) {
     th.emplace_back([&, t] {
       Rng rng{uint64_t(t) * 7919 + mix.put_per_mille + 1};
       Columns cols;
-      SubmitterLoop(sh, [&](Batch& b, Slot& s) {
-        s.want = Code::kOk;
-        cols.Clear();
+      auto generate = [&](Columns& c, std::vector<uint64_t>& idx) {
+        c.Clear();
         for (uint32_t i = 0; i < B; ++i) {
           const uint64_t k = rng.Next() & mask;
-          cols.Add(shape, rng.Chance(mix.put_per_mille), k);
-          s.idx.push_back(k);
+          c.Add(shape, rng.Chance(mix.put_per_mille), k);
+          idx.push_back(k);
         }
+      };
+      for (size_t p = 0; p < pool; ++p) generate(pool_cols[size_t(t)][p], pool_idx[size_t(t)][p]);
+      generated.fetch_add(1);
+      size_t next = 0;
+      SubmitterLoop(sh, [&](Batch& b, Slot& s) {
+        s.want = Code::kOk;
+        if (pool != 0) {
+          const size_t p = next++ % pool;
+          pool_cols[size_t(t)][p].AppendTo(b, shape);
+          s.pool_idx = &pool_idx[size_t(t)][p];
+          return true;
+        }
+        generate(cols, s.idx);
         cols.AppendTo(b, shape);
         return true;
       });
     });
   }
+  while (generated.load() < args.threads) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::this_thread::sleep_for(std::chrono::duration<double>(args.warmup));
   const uint64_t ops0 = sh.ops.load();
   const auto t0 = Clock::now();
@@ -364,9 +390,10 @@ int RunE2e(const Args& args) {
   std::printf("  \"api\": \"Store::NewBatch + Store::Submit, async, results consumed %s\",\n",
               args.consume_in_completion ? "in the completion" : "on the submitting thread");
   std::printf("  \"keys\": %llu, \"submit_threads\": %d, \"in_flight_per_thread\": %d, "
-              "\"ops_per_submit\": %d, \"seconds\": %.1f, \"warmup_s\": %.1f,\n",
+              "\"ops_per_submit\": %d, \"seconds\": %.1f, \"warmup_s\": %.1f, "
+              "\"pregenerated_batches_per_thread\": %d,\n",
               (unsigned long long)keys, args.threads, args.depth, args.batch, args.seconds,
-              args.warmup);
+              args.warmup, args.pregenerated);
   std::printf("  \"pcie_h2d_gbs\": %.1f, \"pcie_d2h_gbs\": %.1f,\n", h2d, d2h);
   std::printf("  \"pcie_bytes_per_op\": \"in: fixed8 (fixed-width batches) 1 type + 8 key + 8 "
               "value slot; general 8 key descriptor + 4 value length + 1 type + 16 key bytes + "

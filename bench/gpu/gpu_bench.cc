@@ -32,6 +32,10 @@
 //   --seconds S          e2e: measured seconds per cell (default 3)
 //   --warmup S           e2e: unmeasured seconds before each cell (default 0.5)
 //   --consume completion|submitter   e2e: where results are consumed
+//   --pregenerated P     e2e: each submitter generates P batches' columns
+//                        before the clock starts and cycles through them
+//                        (an embedder whose keys are already in arrays);
+//                        0 (default): generated per batch
 //   --iterations N       latency: samples per cell (default 20000)
 #include <cuda_runtime.h>
 
@@ -46,7 +50,7 @@ int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s kernel|e2e|latency|expiry [--keys-log2 N] [--layout fixed8|general|both] "
                "[--cpu 0|1] [--threads T] [--depth D] [--batch N] [--seconds S] [--warmup S] "
-               "[--consume completion|submitter] [--iterations N]\n",
+               "[--consume completion|submitter] [--pregenerated P] [--iterations N]\n",
                argv0);
   return 1;
 }
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
       else if (f == "--threads") args.threads = std::stoi(v);
       else if (f == "--depth") args.depth = std::stoi(v);
       else if (f == "--batch") args.batch = std::stoi(v);
+      else if (f == "--pregenerated") args.pregenerated = std::stoi(v);
       else if (f == "--layout") {
         args.layout = v;
         args.layout_given = true;
