@@ -138,6 +138,10 @@ if [[ " $STAGES " == *" bench "* ]]; then
   # (the host has 16 cores; the GPU store's pipeline thread takes one) with
   # 3 batches in flight each.
   want e2e && WALL=280 run_bench e2e e2e --keys-log2 24 --threads 14 --depth 3 --batch 65536 --seconds 3 --consume submitter
+  # The same, each submitter cycling through 16 batches of columns made
+  # before the clock starts (keys already in arrays: the Store API's own
+  # cost per op, without the benchmark's key generation).
+  want e2e && WALL=280 run_bench e2e_pregenerated e2e --keys-log2 24 --threads 14 --depth 3 --batch 65536 --seconds 3 --consume submitter --pregenerated 16
   # The same with server-sized batches of 512 ops.
   want e2e && WALL=200 run_bench e2e_batch512 e2e --keys-log2 24 --threads 14 --depth 3 --batch 512 --seconds 2 --consume submitter
   # (c) One 512-op 95/5 batch at a time, GPU and CPU, both layouts.
@@ -177,7 +181,7 @@ for lay in ("fixed8", "general"):
     for m in k["mixes"]:
         table = f"window {m['load']:.2f}" if m.get("table") == "window" else "lslab"
         print(f"    {table:<16} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
-for name in ("e2e", "e2e_batch512"):
+for name in ("e2e", "e2e_pregenerated", "e2e_batch512"):
     e = load(name)
     if not e:
         continue
