@@ -230,7 +230,15 @@ TEST_F(GpuEviction, LruKeepsTheMostRecentKeys) {
     // loop above, 3500..3999. 200 inserts evict 200 of the unread plus the
     // slack (at most 1/8 of the limit: 125), oldest first (3000..3199,
     // then 3300 on), and none of the read keys.
-    for (uint64_t i = 3200; i < 3300; ++i) ASSERT_EQ(s.Get(i), Code::kOk) << i;
+    // (On a failure, say which keys are gone and how many the store has
+    // evicted: this assertion has failed now and then in full ctest runs on
+    // the H100, never when run alone; the cause is not known yet.)
+    std::string missing;
+    for (uint64_t i = 3200; i < 3300; ++i) {
+      if (s.Get(i) != Code::kOk) missing += " " + std::to_string(i);
+    }
+    ASSERT_TRUE(missing.empty()) << "gone before the second phase:" << missing << "; size "
+                                 << s.s->Size() << ", evicted " << s.s->Keyspace().evicted_keys;
     for (uint64_t i = 5000; i < 5200; ++i) ASSERT_EQ(s.Put(i), Code::kNotFound);
     int kept = 0, unread = 0;
     for (uint64_t i = 3200; i < 3300; ++i) kept += s.Get(i) == Code::kOk;
