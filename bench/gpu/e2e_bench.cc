@@ -361,7 +361,9 @@ int RunE2e(const Args& args) {
   for (const Shape shape : shapes) {
     LayoutRun run;
     run.shape = shape;
-    for (const Mix& mix : kE2eMixes) run.rows.push_back(Row{&mix, {}, {}});
+    for (const Mix& mix : kE2eMixes) {
+      if (args.mix.empty() || args.mix == mix.name) run.rows.push_back(Row{&mix, {}, {}});
+    }
     for (int be = 0; be < (args.cpu ? 2 : 1); ++be) {
       Config c;
       c.backend = backends[be];

@@ -32,6 +32,7 @@
 //   --seconds S          e2e: measured seconds per cell (default 3)
 //   --warmup S           e2e: unmeasured seconds before each cell (default 0.5)
 //   --consume completion|submitter   e2e: where results are consumed
+//   --mix NAME           e2e: run only this mix (get95_put5, get100, get50_put50)
 //   --pregenerated P     e2e: each submitter generates P batches' columns
 //                        before the clock starts and cycles through them
 //                        (an embedder whose keys are already in arrays);
@@ -50,7 +51,7 @@ int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s kernel|e2e|latency|expiry [--keys-log2 N] [--layout fixed8|general|both] "
                "[--cpu 0|1] [--threads T] [--depth D] [--batch N] [--seconds S] [--warmup S] "
-               "[--consume completion|submitter] [--pregenerated P] [--iterations N]\n",
+               "[--consume completion|submitter] [--pregenerated P] [--mix NAME] [--iterations N]\n",
                argv0);
   return 1;
 }
@@ -77,6 +78,13 @@ int main(int argc, char** argv) {
       else if (f == "--depth") args.depth = std::stoi(v);
       else if (f == "--batch") args.batch = std::stoi(v);
       else if (f == "--pregenerated") args.pregenerated = std::stoi(v);
+      else if (f == "--mix") {
+        if (v != "get95_put5" && v != "get100" && v != "get50_put50") {
+          std::fprintf(stderr, "unknown mix %s\n", v.c_str());
+          return Usage(argv[0]);
+        }
+        args.mix = v;
+      }
       else if (f == "--layout") {
         args.layout = v;
         args.layout_given = true;

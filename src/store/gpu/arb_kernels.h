@@ -72,7 +72,7 @@ struct ArbSegment {
   uint64_t expire;     // u64 per op: expire-at, or ~0 when the batch has no expiry
   uint64_t cond;       // u8 per op: ExpireCondition, or ~0 when the batch has no expiry
   uint64_t key_bytes;  // its key arena
-  uint64_t value_bytes;  // its value arena (fixed8; general when the GPU copies values)
+  uint64_t value_bytes;  // its value arena (fixed8 only: general values stay on the host)
 };
 
 // General layout: memory the host allocated for op `op` (PUT/CAS).
@@ -81,8 +81,6 @@ struct PutEntry {
   uint32_t vlen;
   uint64_t blob;  // ValueBlob* in host memory; 0: none could be had (answer kCapacityExhausted)
   uint64_t rec;   // key record in device memory; 0: none (the kernel answers capacity)
-  uint64_t src;   // offset of the value bytes in the input region: the GPU fills the
-                  // blob (arb_layout.h); ~0: the host filled it
 };
 
 // General layout, per write op (PUT, CAS, DELETE), for the host's frees

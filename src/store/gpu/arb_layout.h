@@ -23,18 +23,6 @@ struct BlockLayout {
   size_t keys, lens, types, expected, values, expire, cond, key_bytes, value_bytes, size;
 };
 
-// General layout: the GPU copies a batch's stored values into their blobs
-// (host memory, written over PCIe by ScatterPut) when the batch's value
-// bytes are small on average, so they can travel with it; the pipeline
-// thread then only hands out blob addresses instead of copying each value
-// through its cache. Values above kDeviceCopyMaxValue (one thread copies a
-// value) and batches of large values are copied by the host.
-constexpr size_t kDeviceCopyBytesPerOp = 256;
-constexpr uint32_t kDeviceCopyMaxValue = 4096;
-inline bool DeviceCopiesValues(const Batch& b, bool general) {
-  return general && b.value_bytes_size() <= kDeviceCopyBytesPerOp * b.size();
-}
-
 inline BlockLayout LayoutOf(const Batch& b, bool general) {
   const size_t n = b.size();
   BlockLayout l{};
@@ -56,8 +44,9 @@ inline BlockLayout LayoutOf(const Batch& b, bool general) {
   l.expire = b.has_expiry() ? take(n * 8) : SIZE_MAX;
   l.cond = b.has_expiry() ? take(n) : SIZE_MAX;
   l.key_bytes = take(b.key_bytes_size());
-  l.value_bytes = general && !DeviceCopiesValues(b, general) ? SIZE_MAX
-                                                              : take(b.value_bytes_size());
+  // General layout: stored values are written into their blobs in host
+  // memory when the batch is submitted (write_plan.h); they do not travel.
+  l.value_bytes = general ? SIZE_MAX : take(b.value_bytes_size());
   l.size = A64(off);
   return l;
 }

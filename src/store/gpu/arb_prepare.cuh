@@ -163,14 +163,6 @@ __device__ void ScatterPut(const ArbDev& a, uint32_t j, uint8_t* sh_type = nullp
   a.value[e.op] = e.blob;
   a.rec[e.op] = e.rec;
   a.vlen[e.op] = e.vlen;
-  if (e.src != ~0ull) {
-    // The ValueBlob in host memory: size word, then the bytes (8-byte
-    // words; the tail of the last word is don't-care, as every reader masks).
-    uint64_t* blob = reinterpret_cast<uint64_t*>(e.blob);
-    const uint64_t* src = reinterpret_cast<const uint64_t*>(a.input + e.src);
-    blob[0] = e.vlen;
-    for (uint32_t w = 0; w < (e.vlen + 7) / 8; ++w) blob[1 + w] = src[w];
-  }
 }
 
 __device__ void InitHeader(const ArbDev& a) {

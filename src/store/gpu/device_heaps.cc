@@ -3,137 +3,212 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 namespace kvcg::store::gpu {
-namespace {
 
-// Smallest power-of-two class >= bytes (>= 16), as an exponent.
-uint32_t ClassOf(uint64_t bytes) {
+SizeClassArena::SizeClassArena(ChunkSource source, uint64_t first_chunk, uint64_t max_chunk)
+    : source_(std::move(source)),
+      first_chunk_(first_chunk),
+      max_chunk_(max_chunk),
+      next_chunk_(first_chunk) {}
+
+SizeClassArena::~SizeClassArena() {
+  for (auto& [base, bytes] : chunks_) source_.release(base, bytes);
+}
+
+uint32_t SizeClassArena::ClassOf(uint64_t bytes) {
   if (bytes < 16) bytes = 16;
   return uint32_t(std::bit_width(bytes - 1));
 }
 
-}  // namespace
-
-uint64_t KeyRecordHeap::Allocate(uint32_t key_bytes) {
-  const uint32_t c = ClassOf(RecordBytes(key_bytes));
-  if (free_.size() <= c) free_.resize(c + 1);
-  if (!free_[c].empty()) {
-    const uint64_t r = free_[c].back();
-    free_[c].pop_back();
-    return r;
-  }
-  const uint64_t size = 1ull << c;
+uint64_t SizeClassArena::CarveLocked(uint64_t size) {
   if (end_ - cursor_ < size) {
-    uint64_t chunk_bytes = next_chunk_;
-    while (chunk_bytes < size) chunk_bytes <<= 1;
-    if (!budget_->Take(chunk_bytes)) return 0;
-    void* chunk = nullptr;
-    BeforeCuda();
-    if (cudaMalloc(&chunk, chunk_bytes) != cudaSuccess) {
-      cudaGetLastError();
-      budget_->Give(chunk_bytes);
-      return 0;
-    }
-    chunks_.emplace_back(chunk, chunk_bytes);
-    cursor_ = reinterpret_cast<uint64_t>(chunk);
-    end_ = cursor_ + chunk_bytes;
-    if (next_chunk_ < (64ull << 20)) next_chunk_ <<= 1;
+    if (spare_ == 0 || spare_bytes_ < size) return 0;
+    begin_ = cursor_ = spare_;
+    end_ = spare_ + spare_bytes_;
+    spare_ = spare_bytes_ = 0;
   }
-  const uint64_t r = cursor_;
+  const uint64_t a = cursor_;
   cursor_ += size;
-  return r;
+  return a;
 }
 
-void KeyRecordHeap::Free(uint64_t record, uint32_t key_bytes) {
-  if (record == 0) return;
-  free_[ClassOf(RecordBytes(key_bytes))].push_back(record);
+uint64_t SizeClassArena::NewChunk(uint64_t min_bytes, uint64_t* bytes) {
+  uint64_t chunk_bytes = next_chunk_;
+  while (chunk_bytes < min_bytes) chunk_bytes <<= 1;
+  if (before_cuda_) before_cuda_();
+  const uint64_t base = source_.allocate(chunk_bytes);
+  if (base == 0) return 0;
+  chunks_.emplace_back(base, chunk_bytes);
+  if (next_chunk_ < max_chunk_) next_chunk_ <<= 1;
+  *bytes = chunk_bytes;
+  return base;
 }
 
-void KeyRecordHeap::Reset() {
-  for (auto& [chunk, bytes] : chunks_) {
-    BeforeCuda();
-    cudaFree(chunk);
-    budget_->Give(bytes);
+size_t SizeClassArena::Take(uint32_t c, size_t count, uint64_t* out, bool may_grow) {
+  const uint64_t size = 1ull << c;
+  size_t got = 0;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (free_.size() <= c) free_.resize(c + 1);
+      std::vector<uint64_t>& list = free_[c];
+      const size_t from_list = std::min(count - got, list.size());
+      std::copy(list.end() - ptrdiff_t(from_list), list.end(), out + got);
+      list.resize(list.size() - from_list);
+      got += from_list;
+      while (got < count) {
+        const uint64_t a = CarveLocked(size);
+        if (a == 0) break;
+        out[got++] = a;
+      }
+    }
+    if (got == count || !may_grow) return got;
+    // Owner: a new chunk becomes the bump range (what was left of the old
+    // one is abandoned: it is smaller than one more blob of this class).
+    uint64_t bytes = 0;
+    const uint64_t base = NewChunk(std::max(size, (count - got) * size), &bytes);
+    if (base == 0) return got;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spare_ == 0) {
+      spare_ = base;
+      spare_bytes_ = bytes;
+    } else {  // keep the spare: carve this chunk now
+      begin_ = cursor_ = base;
+      end_ = base + bytes;
+    }
+  }
+}
+
+void SizeClassArena::Return(uint32_t c, const uint64_t* addrs, size_t n) {
+  if (n == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_.size() <= c) free_.resize(c + 1);
+  free_[c].insert(free_[c].end(), addrs, addrs + n);
+}
+
+void SizeClassArena::Flush() {
+  if (pending_.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Pending& p : pending_) {
+    if (free_.size() <= p.c) free_.resize(p.c + 1);
+    free_[p.c].push_back(p.addr);
+  }
+  pending_.clear();
+}
+
+void SizeClassArena::Prepare() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spare_ != 0 || begin_ == 0 || cursor_ - begin_ < (end_ - begin_) / 2) return;
+  }
+  uint64_t bytes = 0;
+  const uint64_t base = NewChunk(next_chunk_, &bytes);
+  if (base == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  spare_ = base;
+  spare_bytes_ = bytes;
+}
+
+void SizeClassArena::Reset() {
+  for (auto& [base, bytes] : chunks_) {
+    if (before_cuda_) before_cuda_();
+    source_.release(base, bytes);
   }
   chunks_.clear();
+  pending_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
   free_.clear();
-  cursor_ = end_ = 0;
-  next_chunk_ = 1 << 20;
+  begin_ = cursor_ = end_ = 0;
+  spare_ = spare_bytes_ = 0;
+  next_chunk_ = first_chunk_;
+}
+
+KeyRecordHeap::KeyRecordHeap(DeviceBudget* budget)
+    : budget_(budget),
+      arena_(
+          SizeClassArena::ChunkSource{
+              [this](uint64_t bytes) -> uint64_t {
+                if (!budget_->Take(bytes)) return 0;
+                void* chunk = nullptr;
+                if (cudaMalloc(&chunk, bytes) != cudaSuccess) {
+                  cudaGetLastError();
+                  budget_->Give(bytes);
+                  return 0;
+                }
+                return reinterpret_cast<uint64_t>(chunk);
+              },
+              [this](uint64_t base, uint64_t bytes) {
+                cudaFree(reinterpret_cast<void*>(base));
+                budget_->Give(bytes);
+              }},
+          1 << 20, 64ull << 20) {}
+
+uint64_t KeyRecordHeap::Allocate(uint32_t key_bytes) {
+  arena_.Flush();
+  uint64_t r = 0;
+  return arena_.Take(ClassOf(key_bytes), 1, &r, /*may_grow=*/true) == 1 ? r : 0;
+}
+
+namespace {
+
+uint64_t PinnedChunk(uint64_t bytes) {
+  void* p = nullptr;
+  if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return reinterpret_cast<uint64_t>(p);
+}
+
+}  // namespace
+
+ValueHeap::ValueHeap()
+    : arena_(SizeClassArena::ChunkSource{
+                 PinnedChunk,
+                 [](uint64_t base, uint64_t) { cudaFreeHost(reinterpret_cast<void*>(base)); }},
+             64 << 10, 64ull << 20) {}
+
+ValueHeap::~ValueHeap() {
+  for (uint64_t* blob : big_) cudaFreeHost(blob);
+}
+
+void ValueHeap::Fill(uint64_t* blob, std::string_view bytes) {
+  blob[0] = bytes.size();
+  if (!bytes.empty()) std::memcpy(blob + 1, bytes.data(), bytes.size());
 }
 
 uint64_t* ValueHeap::Allocate(std::string_view bytes) {
   uint64_t* blob = Reserve(bytes.size());
-  if (blob == nullptr) return nullptr;
-  blob[0] = bytes.size();
-  if (!bytes.empty()) std::memcpy(blob + 1, bytes.data(), bytes.size());
+  if (blob != nullptr) Fill(blob, bytes);
   return blob;
 }
 
 uint64_t* ValueHeap::Reserve(uint64_t value_bytes) {
-  const uint64_t need = 8 + value_bytes;
-  uint64_t* blob = nullptr;
-  if (need > kBigBlob) {
-    void* p = nullptr;
+  if (Big(value_bytes)) {
     BeforeCuda();
-    if (cudaHostAlloc(&p, need, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
-      cudaGetLastError();
-      return nullptr;
-    }
-    blob = static_cast<uint64_t*>(p);
-    big_.insert(blob);
-  } else {
-    const uint32_t c = ClassOf(need);
-    if (free_.size() <= c) free_.resize(c + 1);
-    if (!free_[c].empty()) {
-      blob = free_[c].back();
-      free_[c].pop_back();
-    } else {
-      const uint64_t size = 1ull << c;
-      if (uint64_t(end_ - cursor_) < size) {
-        uint64_t chunk_bytes = next_chunk_;
-        while (chunk_bytes < size) chunk_bytes <<= 1;
-        void* chunk = nullptr;
-        BeforeCuda();
-        if (cudaHostAlloc(&chunk, chunk_bytes, cudaHostAllocMapped | cudaHostAllocPortable) !=
-            cudaSuccess) {
-          cudaGetLastError();
-          return nullptr;
-        }
-        chunks_.push_back(chunk);
-        cursor_ = static_cast<char*>(chunk);
-        end_ = cursor_ + chunk_bytes;
-        if (next_chunk_ < (16ull << 20)) next_chunk_ <<= 1;
-      }
-      blob = reinterpret_cast<uint64_t*>(cursor_);
-      cursor_ += size;
-    }
+    uint64_t* blob = reinterpret_cast<uint64_t*>(PinnedChunk(8 + value_bytes));
+    if (blob != nullptr) big_.insert(blob);
+    return blob;
   }
-  return blob;
+  arena_.Flush();
+  uint64_t a = 0;
+  arena_.Take(ClassOf(value_bytes), 1, &a, /*may_grow=*/true);
+  return reinterpret_cast<uint64_t*>(a);
 }
 
 void ValueHeap::Free(uint64_t* blob, uint64_t size) {
   if (blob == nullptr) return;
-  const uint64_t need = 8 + size;
-  if (need > kBigBlob) {
+  if (Big(size)) {
     big_.erase(blob);
     BeforeCuda();
     cudaFreeHost(blob);
     return;
   }
-  free_[ClassOf(need)].push_back(blob);
-}
-
-void ValueHeap::Reset() {
-  for (uint64_t* blob : big_) cudaFreeHost(blob);
-  big_.clear();
-  for (void* chunk : chunks_) cudaFreeHost(chunk);
-  chunks_.clear();
-  free_.clear();
-  cursor_ = end_ = nullptr;
-  next_chunk_ = 64 << 10;
+  arena_.Free(reinterpret_cast<uint64_t>(blob), ClassOf(size));
 }
 
 }  // namespace kvcg::store::gpu

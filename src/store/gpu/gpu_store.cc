@@ -270,6 +270,7 @@ void GpuStore::Submit(Batch batch, Completion done) {
   auto* r = new Request;
   r->batch = std::move(batch);
   r->done = std::move(done);
+  pipeline_->Plan(r);  // general layout: its writes' memory, on this thread
   pipeline_->Enqueue(r);
 }
 

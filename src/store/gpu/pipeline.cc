@@ -88,6 +88,16 @@ cudaError_t Pipeline::Start() {
   return cudaSuccess;
 }
 
+void Pipeline::Plan(Request* r) {
+  if (!general_) return;
+  std::shared_lock<std::shared_mutex> lock(heap_mu_);
+  WritePlan& p = r->plan;
+  if (PlanWrites(r->batch, store_->config(), store_->entry_overhead(), values_.get(), &records_,
+                 /*may_grow=*/false, &p)) {
+    p.generation = generation_;
+  }
+}
+
 void Pipeline::Enqueue(Request* r) {
   if (profile_) r->enqueued_ns = NowNs();
   {
@@ -126,6 +136,13 @@ void Pipeline::Stop() {
                  prof_.lslab / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
                  prof_.deliver / 1e6, prof_.launch / ops, prof_.wait / ops, prof_.frees / ops,
                  prof_.deliver / ops);
+    if (general_) {
+      std::fprintf(stderr,
+                   "gpu pipeline writes: %llu of %llu batches planned on this thread (ms %.1f), "
+                   "heaps' flush and spare chunks ms %.1f\n",
+                   (unsigned long long)prof_.planned_here, (unsigned long long)prof_.batches,
+                   prof_.plan_here / 1e6, prof_.heap_prep / 1e6);
+    }
     std::fprintf(stderr,
                  "gpu pipeline delivery: %llu of %llu ARBs handed to the delivery thread (ms "
                  "queuing %.1f, its delivery %.1f)\n",
@@ -504,11 +521,18 @@ void Pipeline::RunRetries(Slot& s) {
 }
 
 void Pipeline::FailAll(Slot& s, Code code) {
-  for (const WriteRef& w : s.writes) {
-    if (w.blob != nullptr) values_->Free(w.blob, w.vlen);
-    if (w.rec != 0) records_.Free(w.rec, w.klen);
-  }
+  auto give_back = [this](const std::vector<WriteRef>& writes) {
+    for (const WriteRef& w : writes) {
+      if (w.blob != nullptr) values_->Free(w.blob, w.vlen);
+      if (w.rec != 0) records_.Free(w.rec, w.klen);
+    }
+  };
+  give_back(s.writes);
   s.writes.clear();
+  for (Request* r : s.reqs) {  // plans not yet placed in the ARB
+    if (r->plan.ready && r->plan.generation == generation_) give_back(r->plan.writes);
+    r->plan.ready = false;
+  }
   if (s.arb != nullptr) {
     ResultEpochs::Release(s.arb);
     s.arb = nullptr;
@@ -533,13 +557,18 @@ void Pipeline::HandleClear(Request* r) {
   // No slab refers to our records or blobs any more. Records are device
   // memory no consumer reads: free them now. Blobs may still be read
   // through Results: the whole heap goes when those are released.
-  records_.Reset();
   may_have_volatile_ = false;  // the table is empty
   mem_bound_ = 0;
   avg_ttl_ms_.store(0, std::memory_order_relaxed);  // as Redis's FLUSHALL resets avg_ttl
-  epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
-  values_ = std::make_unique<ValueHeap>();
-  values_->SetBeforeCudaCall([this] { StopResident(); });
+  {
+    // Plans made from the old heaps are dropped at launch (generation).
+    std::unique_lock<std::shared_mutex> lock(heap_mu_);
+    records_.Reset();
+    epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
+    values_ = std::make_unique<ValueHeap>();
+    values_->SetBeforeCudaCall([this] { StopResident(); });
+    ++generation_;
+  }
   ClearMarker* m = r->clear;
   delete r;
   std::lock_guard<std::mutex> lock(m->mu);

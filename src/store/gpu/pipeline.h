@@ -11,14 +11,16 @@
 // A submitted batch is never split (one larger than max_batch_ops is an ARB
 // of its own).
 //
-// Launch, per ARB — host work is per batch, except the general layout's
-// memory for values that are stored (one allocation and copy per PUT):
+// Launch, per ARB — host work is per batch (the general layout's memory for
+// stored values was taken when each batch was submitted, on the submitting
+// thread: write_plan.h; placing it in the ARB is a copy per write op):
 //   * each batch's columns become one block of the device input region:
 //     a page-locked batch of >= kDirectOps ops is DMA'd as is (zero copy);
 //     smaller ones (a server's rounds) are gathered with one memcpy per
 //     column into the slot's staging buffer and sent in one copy;
-//   * general layout: a value blob + key record per PUT/CAS (device_heaps.h)
-//     and the list of write ops (for the frees at completion);
+//   * general layout: the batches' write plans — a value blob + key record
+//     per PUT/CAS (device_heaps.h) and the list of write ops (for the frees
+//     at completion) — made here only for a batch whose submitter could not;
 //   * one slab reservation for the ARB (slab_pool.h);
 //   * on the slot's stream: copies in, ArbPrepare (check, hash, same-key
 //     numbering on the GPU), the L-Slab kernel (after the previous ARB's
@@ -83,6 +85,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -95,6 +98,7 @@
 #include "store/gpu/resident_ring.h"
 #include "store/gpu/result_epochs.h"
 #include "store/gpu/snapshot_kernels.h"
+#include "store/gpu/write_plan.h"
 
 namespace kvcg::store::gpu {
 
@@ -188,6 +192,7 @@ struct Request {
   SnapshotMarker* snapshot = nullptr;
   SweepMarker* sweep = nullptr;
   SettingMarker* setting = nullptr;
+  WritePlan plan;            // general layout: its writes' memory (Pipeline::Plan)
   uint64_t enqueued_ns = 0;  // when profiling: Enqueue's clock
   bool marker() const {
     return clear != nullptr || snapshot != nullptr || sweep != nullptr || setting != nullptr;
@@ -213,6 +218,9 @@ class Pipeline {
 
   // Creates streams and events and starts the thread.
   cudaError_t Start();
+  // General layout: takes the memory of `r`'s writes on the calling thread
+  // (write_plan.h), before Enqueue. Thread-safe.
+  void Plan(Request* r);
   // Takes ownership of `r`. Thread-safe.
   void Enqueue(Request* r);
   // Finishes everything queued, then stops the thread. Idempotent.
@@ -235,15 +243,6 @@ class Pipeline {
   // first 16) of the device's charged bytes sampled after its L-Slab kernel.
   static constexpr size_t kHdrMemSample = 32;
 
-  // General layout: memory allocated for one write op, freed at completion.
-  struct WriteRef {
-    uint32_t op;     // index in the ARB
-    uint32_t klen;
-    uint32_t vlen;   // PUT/CAS: the new value's size
-    OpType type;
-    uint64_t* blob;  // PUT/CAS: the new value (null: none, or bad input)
-    uint64_t rec;    // PUT/CAS: the new key record (0: none)
-  };
   // A device buffer that only grows.
   struct DevBuf {
     char* p = nullptr;
@@ -280,6 +279,7 @@ class Pipeline {
     size_t stage_cap = 0;
     DevBuf in, work, out;  // in: input blocks, then the aux region
     std::vector<WriteRef> writes;
+    std::vector<PutEntry> puts;  // Launch's put list (general), reused per ARB
     size_t out_writes = 0, out_hdr = 0;  // offsets in arb->out (the rest: Delivery)
     bool has_expiry = false;    // a batch of the ARB carries expiry columns
     uint64_t storing = 0, reserved = 0;
@@ -490,6 +490,11 @@ class Pipeline {
   std::atomic<bool> ring_sleeping_{false};
   std::thread delivery_thread_;
 
+  // The general layout's heaps. Submitting threads take memory from them
+  // (Plan) under heap_mu_ shared; Clear() replaces them under it exclusive
+  // and counts a new generation_ (written only then, on the pipeline thread).
+  std::shared_mutex heap_mu_;
+  uint64_t generation_ = 0;
   KeyRecordHeap records_;
   std::unique_ptr<ValueHeap> values_;
   ResultEpochs epochs_;
@@ -533,6 +538,9 @@ class Pipeline {
     uint64_t idle = 0, gather = 0, launch = 0, wait = 0, frees = 0, deliver = 0;
     uint64_t copies = 0, prepare = 0, lslab = 0;  // parts of launch: host time of the calls
     uint64_t writes = 0, reserve = 0;  // parts of launch: the write-op pass, the rest after it
+    // Parts of writes: batches planned on this thread (write_plan.h) and
+    // their time; the heaps' Flush + Prepare (spare chunks) per ARB.
+    uint64_t planned_here = 0, plan_here = 0, heap_prep = 0;
     uint64_t arbs = 0, ops = 0, batches = 0;
     uint64_t handed = 0, hand = 0;  // ARBs queued for the delivery thread, time spent queuing
     uint64_t offloaded = 0;         // the delivery thread's deliver time (its own counter)

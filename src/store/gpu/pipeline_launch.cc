@@ -37,9 +37,17 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   const Config& config = store_->config();
   const bool host_hash = config.hash != &Xxh3Hash;  // a test hash: only the host can run it
 
+  if (general_) {  // frees since the last ARB become takeable; a spare chunk if due
+    StageTimer timer(profile_, &prof_.heap_prep);
+    values_->Flush();
+    records_.Flush();
+    values_->Prepare();
+    records_.Prepare();
+  }
   // Input blocks, segment table, and (general) the memory of stored values.
   std::vector<ArbSegment> segs(s.reqs.size());
-  std::vector<PutEntry> puts;
+  std::vector<PutEntry>& puts = s.puts;  // kept per slot: no allocation per ARB
+  puts.clear();
   size_t input = 0;
   s.has_expiry = false;
   for (size_t r = 0; r < s.reqs.size(); ++r) {
@@ -66,39 +74,30 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
       s.grow += b.stores() * (16 + store_->entry_overhead());
       continue;
     }
-    // Writes only: a GET costs the host nothing here. A stored value gets a
-    // blob address; the GPU fills it when the batch's values travel with it
-    // (arb_layout.h), else the host copies it here. An EXPIRE is a write op
-    // without memory of its own (it may unlink a key the host then frees).
+    // The memory of its writes, taken when it was submitted (write_plan.h),
+    // or here when that could not be done or Clear() came in between (the
+    // planner also wrote each stored value into its blob).
     StageTimer timer(profile_, &prof_.writes);
-    const bool device_copy = DeviceCopiesValues(b, general_);
-    const OpType* types = b.types();
-    for (size_t i = 0; i < b.size(); ++i) {
-      const OpType t = types[i];
-      if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kExpire)) continue;
-      const uint32_t op = s.begin[r] + uint32_t(i);
-      const std::string_view value = b.value(i);
-      const uint32_t vlen = uint32_t(value.size());
-      WriteRef w{op, uint32_t(b.key(i).size()), vlen, t, nullptr, 0};
-      if ((t == OpType::kPut || t == OpType::kCompareAndSwap) &&
-          CheckOperation(config, b, i) == Code::kOk) {
-        uint64_t src = ~0ull;
-        if (device_copy && vlen <= kDeviceCopyMaxValue) {
-          w.blob = values_->Reserve(vlen);
-          src = g.value_bytes + uint64_t(value.data() - b.value_bytes());
-        } else {
-          w.blob = values_->Allocate(value);
-        }
-        if (w.blob != nullptr) w.rec = records_.Allocate(w.klen);
-        puts.push_back(PutEntry{op, vlen, reinterpret_cast<uint64_t>(w.blob), w.rec, src});
-        ++s.storing;
-        // A write larger than the limit is refused whatever is evicted:
-        // it makes no room (pipeline_eviction.cc).
-        const uint64_t charge = uint64_t(w.klen) + vlen + store_->entry_overhead();
-        if (evict_max_ == 0 || charge <= evict_max_) s.grow += charge;
-      }
+    WritePlan& p = s.reqs[r]->plan;
+    if (!p.ready || p.generation != generation_) {
+      StageTimer plan_timer(profile_, &prof_.plan_here);
+      ++prof_.planned_here;
+      PlanWrites(b, config, store_->entry_overhead(), values_.get(), &records_,
+                 /*may_grow=*/true, &p);
+      p.generation = generation_;
+    }
+    const uint32_t base = s.begin[r];
+    for (WriteRef w : p.writes) {
+      w.op += base;
       s.writes.push_back(w);
     }
+    for (PutEntry e : p.puts) {
+      e.op += base;
+      puts.push_back(e);
+    }
+    s.storing += p.storing;
+    s.grow += GrowWithin(p, store_->entry_overhead(), evict_max_);
+    p.ready = false;  // the ARB owns the memory now (FreeWrites, FailAll)
   }
 
   // From this ARB on the table may hold keys with an expire-at: results
