@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
+
+#include <sys/mman.h>
 
 namespace kvcg::store::gpu {
 
@@ -164,12 +167,39 @@ uint64_t PinnedChunk(uint64_t bytes) {
   return reinterpret_cast<uint64_t>(p);
 }
 
+// A value chunk: blobs are read and written at random addresses by the
+// consumers and planners, so the chunk is backed by 2 MiB pages where the
+// kernel gives them (transparent huge pages), then pinned and mapped.
+constexpr uint64_t kHugePage = 2ull << 20;
+uint64_t HugeChunk(uint64_t bytes) {
+  if (bytes % kHugePage != 0) return PinnedChunk(bytes);
+  void* p = std::aligned_alloc(kHugePage, bytes);
+  if (p == nullptr) return 0;
+  madvise(p, bytes, MADV_HUGEPAGE);
+  std::memset(p, 0, bytes);  // fault it in now, as huge pages
+  if (cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable) !=
+      cudaSuccess) {
+    cudaGetLastError();
+    std::free(p);
+    return 0;
+  }
+  return reinterpret_cast<uint64_t>(p);
+}
+
+void FreeChunk(uint64_t base, uint64_t bytes) {
+  void* p = reinterpret_cast<void*>(base);
+  if (bytes % kHugePage != 0) {
+    cudaFreeHost(p);
+    return;
+  }
+  cudaHostUnregister(p);
+  std::free(p);
+}
+
 }  // namespace
 
 ValueHeap::ValueHeap()
-    : arena_(SizeClassArena::ChunkSource{
-                 PinnedChunk,
-                 [](uint64_t base, uint64_t) { cudaFreeHost(reinterpret_cast<void*>(base)); }},
+    : arena_(SizeClassArena::ChunkSource{HugeChunk, FreeChunk},
              64 << 10, 64ull << 20) {}
 
 ValueHeap::~ValueHeap() {
