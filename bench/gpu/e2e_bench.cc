@@ -123,10 +123,11 @@ struct Shared {
   // The submitter threads' own time, summed over threads: building and
   // submitting batches (NewBatch, the fill, Submit), and consuming results
   // on the thread (--consume submitter). Where the host's time per op goes.
-  std::atomic<uint64_t> fill_ns{0}, filled{0}, consume_ns{0}, consumed{0};
+  // submit_ns: the part of fill_ns spent inside Store::Submit.
+  std::atomic<uint64_t> fill_ns{0}, submit_ns{0}, filled{0}, consume_ns{0}, consumed{0};
 };
 
-uint64_t ThreadNs() {
+uint64_t NowNs() {  // the steady clock
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       Clock::now().time_since_epoch()).count());
 }
@@ -176,21 +177,21 @@ void SubmitterLoop(Shared& sh, Fill fill) {
       }
     }
     if (!todo.empty()) {  // --consume submitter
-      const uint64_t t0 = ThreadNs();
+      const uint64_t t0 = NowNs();
       uint64_t n = 0;
       for (Slot* t : todo) {
         n += t->results.size();
         Consume(sh, *t, t->results);
         t->results.Release();
       }
-      sh.consume_ns.fetch_add(ThreadNs() - t0, std::memory_order_relaxed);
+      sh.consume_ns.fetch_add(NowNs() - t0, std::memory_order_relaxed);
       sh.consumed.fetch_add(n, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(mu);
       for (Slot* t : todo) free_slots.push_back(t);
       todo.clear();
       continue;
     }
-    const uint64_t t0 = ThreadNs();
+    const uint64_t t0 = NowNs();
     Batch b = sh.store->NewBatch();
     s->idx.clear();
     s->pool_idx = nullptr;
@@ -201,6 +202,7 @@ void SubmitterLoop(Shared& sh, Fill fill) {
       continue;
     }
     const size_t n = b.size();
+    const uint64_t t_submit = NowNs();
     sh.store->Submit(std::move(b), [&sh, &mu, &cv, &free_slots, &ready, s](Results&& r) {
       if (sh.consume_in_completion) {
         Consume(sh, *s, r);
@@ -215,7 +217,9 @@ void SubmitterLoop(Shared& sh, Fill fill) {
         cv.notify_one();
       }
     });
-    sh.fill_ns.fetch_add(ThreadNs() - t0, std::memory_order_relaxed);
+    const uint64_t t1 = NowNs();
+    sh.fill_ns.fetch_add(t1 - t0, std::memory_order_relaxed);
+    sh.submit_ns.fetch_add(t1 - t_submit, std::memory_order_relaxed);
     sh.filled.fetch_add(n, std::memory_order_relaxed);
   }
 }
@@ -224,7 +228,9 @@ struct Cell {
   double ops_per_s = 0;
   uint64_t ops = 0;  // all completed, warm-up included
   uint64_t checksum = 0;
-  double fill_ns_per_op = 0, consume_ns_per_op = 0;  // a submitter thread's, per op
+  // A submitter thread's, per op: building and submitting a batch (of it,
+  // inside Store::Submit), consuming its results.
+  double fill_ns_per_op = 0, submit_ns_per_op = 0, consume_ns_per_op = 0;
 };
 
 Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& args) {
@@ -292,6 +298,8 @@ Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& arg
   c.ops = sh.ops.load();
   c.checksum = sh.checksum.load();
   c.fill_ns_per_op = sh.filled.load() ? double(sh.fill_ns.load()) / double(sh.filled.load()) : 0;
+  c.submit_ns_per_op =
+      sh.filled.load() ? double(sh.submit_ns.load()) / double(sh.filled.load()) : 0;
   c.consume_ns_per_op =
       sh.consumed.load() ? double(sh.consume_ns.load()) / double(sh.consumed.load()) : 0;
   return c;
@@ -378,9 +386,9 @@ int RunE2e(const Args& args) {
         Cell cell = RunMix(store.get(), shape, log2, *row.mix, args);
         std::fprintf(stderr,
                      "e2e %s %s %-12s %8.2f M ops/s (value checksum %016llx; per op on a "
-                     "submitter: fill+submit %.2f ns, consume %.2f ns)\n",
+                     "submitter: fill+submit %.2f ns (Submit %.2f), consume %.2f ns)\n",
                      BackendName(c.backend), shape.name(), row.mix->name, cell.ops_per_s / 1e6,
-                     (unsigned long long)cell.checksum, cell.fill_ns_per_op,
+                     (unsigned long long)cell.checksum, cell.fill_ns_per_op, cell.submit_ns_per_op,
                      cell.consume_ns_per_op);
         (be == 0 ? row.gpu : row.cpu) = cell;
       }
@@ -422,13 +430,15 @@ int RunE2e(const Args& args) {
                   "\"gpu_over_cpu\": %.3f, \"pcie_in_bytes_per_op\": %.2f, "
                   "\"pcie_out_bytes_per_op\": %.2f, \"bound_pcie_ops_per_s\": %.0f, "
                   "\"gpu_ops\": %llu, \"cpu_ops\": %llu, \"gpu_fill_ns_per_op\": %.2f, "
+                  "\"gpu_submit_ns_per_op\": %.2f, "
                   "\"gpu_consume_ns_per_op\": %.2f, \"cpu_fill_ns_per_op\": %.2f, "
-                  "\"cpu_consume_ns_per_op\": %.2f}%s\n",
+                  "\"cpu_submit_ns_per_op\": %.2f, \"cpu_consume_ns_per_op\": %.2f}%s\n",
                   r.mix->name, r.gpu.ops_per_s, r.cpu.ops_per_s,
                   r.cpu.ops_per_s > 0 ? r.gpu.ops_per_s / r.cpu.ops_per_s : 0.0, b.in, b.out,
                   bound, (unsigned long long)r.gpu.ops, (unsigned long long)r.cpu.ops,
-                  r.gpu.fill_ns_per_op, r.gpu.consume_ns_per_op, r.cpu.fill_ns_per_op,
-                  r.cpu.consume_ns_per_op, m + 1 < run.rows.size() ? "," : "");
+                  r.gpu.fill_ns_per_op, r.gpu.submit_ns_per_op, r.gpu.consume_ns_per_op,
+                  r.cpu.fill_ns_per_op, r.cpu.submit_ns_per_op, r.cpu.consume_ns_per_op,
+                  m + 1 < run.rows.size() ? "," : "");
     }
     std::printf("     ]}%s\n", l + 1 < runs.size() ? "," : "");
   }
