@@ -70,8 +70,9 @@ size_t SizeClassArena::Take(uint32_t c, size_t count, uint64_t* out, bool may_gr
       }
     }
     if (got == count || !may_grow) return got;
-    // Owner: a new chunk becomes the bump range (what was left of the old
-    // one is abandoned: it is smaller than one more blob of this class).
+    // Owner: a new chunk. It becomes the spare when none is ready (the next
+    // carve moves to it, abandoning what is left of the bump range: less
+    // than one more block of this class), else the bump range at once.
     uint64_t bytes = 0;
     const uint64_t base = NewChunk(std::max(size, (count - got) * size), &bytes);
     if (base == 0) return got;

@@ -102,7 +102,7 @@ class SizeClassArena {
   std::vector<std::vector<uint64_t>> free_;  // by class
   uint64_t begin_ = 0, cursor_ = 0, end_ = 0;  // the newest chunk and its bump range
   uint64_t spare_ = 0, spare_bytes_ = 0;       // an allocated chunk not yet carved
-  // Owner only (written under mu_ too when a chunk is installed).
+  // Owner only: every chunk allocated (for Reset), the next one's size.
   std::vector<std::pair<uint64_t, uint64_t>> chunks_;
   uint64_t next_chunk_;
 };
