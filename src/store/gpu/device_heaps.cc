@@ -151,12 +151,6 @@ KeyRecordHeap::KeyRecordHeap(DeviceBudget* budget)
               }},
           1 << 20, 64ull << 20) {}
 
-uint64_t KeyRecordHeap::Allocate(uint32_t key_bytes) {
-  arena_.Flush();
-  uint64_t r = 0;
-  return arena_.Take(ClassOf(key_bytes), 1, &r, /*may_grow=*/true) == 1 ? r : 0;
-}
-
 namespace {
 
 uint64_t PinnedChunk(uint64_t bytes) {

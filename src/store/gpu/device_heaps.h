@@ -123,9 +123,6 @@ class KeyRecordHeap {
     return arena_.Take(c, count, out, may_grow);
   }
   void Return(uint32_t c, const uint64_t* addrs, size_t n) { arena_.Return(c, addrs, n); }
-  // Owner only: one record for a key of `key_bytes`; 0 when the budget or
-  // the card is exhausted.
-  uint64_t Allocate(uint32_t key_bytes);
   void Free(uint64_t record, uint32_t key_bytes) {
     if (record != 0) arena_.Free(record, ClassOf(key_bytes));
   }
