@@ -26,6 +26,9 @@ uint64_t WindowTable::DeviceBytes(uint64_t windows, bool access_bytes) {
 
 cudaError_t WindowTable::Allocate(uint64_t windows, bool access_bytes, Block* out) {
   *out = Block{};
+  // The kernel counts windows in 32 bits (window_kernel.cu); 2^32 windows
+  // would be 256 GiB, more than any device has.
+  if (windows >= (uint64_t(1) << 32)) return cudaErrorMemoryAllocation;
   const uint64_t slot_bytes = windows * kWindowBytes;
   cudaError_t err = cudaMalloc(&out->mem, slot_bytes + kSideBytes);
   if (err == cudaSuccess && access_bytes) {

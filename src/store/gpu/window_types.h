@@ -94,6 +94,12 @@ KVCG_HD inline uint64_t NextWindow(uint64_t w, uint64_t step, uint64_t windows) 
   return w >= windows ? w - windows : w;
 }
 
+// The same on 32-bit window indices (the kernel's: WindowTable keeps W
+// below 2^32), without the overflow of w + step.
+KVCG_HD inline uint32_t NextWindow32(uint32_t w, uint32_t step, uint32_t windows) {
+  return w >= windows - step ? w - (windows - step) : w + step;
+}
+
 // The smallest prime >= n (n >= 2): a table's window count.
 inline uint64_t NextPrime(uint64_t n) {
   if (n <= 2) return 2;
