@@ -266,131 +266,233 @@ __device__ void Answer(const ArbView& a, uint32_t idx, uint32_t group, bool skip
   }
 }
 
-// The loop. A warp claims the ops of its 8 tiles with one atomic on the
-// batch's cursor (a claim per tile capped the kernel on that one word,
-// H100), each tile taking up to 4 consecutive ones; ops are claimed only by
-// running warps, in index order, so the unfinished op of lowest index is
-// always the current op of a running tile and waits only on finished ones:
-// no deadlock, whatever else shares the GPU. Then each warp runs one loop in
-// which every tile takes one step per iteration — start its next op, look
-// at its group once, or read one window — and a tile whose op is done
-// starts the next at once. Why not lead each op to its end, tile after
-// tile (as the L-Slab kernel does): the warp's 8 tiles then meet after every
-// op, so each round costs the longest of 8 probes, and at load 0.8 one GET
-// in five reads a second window (measured: 6.1 against 7.5 G ops/s for
-// 95/5, H100 2026-11-24).
+// A tile's current op and the state of its probe (the same on every lane).
+struct TileOp {
+  LeaderOp op;
+  Probe p;
+  int phase;  // kWaitPhase: for earlier ops of its group; kProbePhase
+  bool skip;  // answered already (bad input): it only counts in its group
+};
+constexpr int kWaitPhase = 1, kProbePhase = 2;
+
+// Tile-wide: makes op `idx` (key, low control word, home window and probe
+// step, skip) the tile's current op.
+__device__ __forceinline__ void StartOp(const ArbView& a, TileOp& c, uint64_t key, uint32_t ctl,
+                                        uint32_t idx, uint32_t home, uint32_t step, bool skip,
+                                        bool leader) {
+  c.op.key = key;
+  c.op.ctl = ctl;
+  c.op.idx = idx;
+  c.p.w = home;
+  c.p.step = step;
+  c.p.probes = 0;
+  c.p.free_slot = -1;
+  c.skip = skip;
+  c.phase = (ctl >> 3) & kMaxGroups ? kWaitPhase : kProbePhase;
+  // A writer's value is read after its probe: start its way to L1 now,
+  // without a register held through the probe.
+  if (leader && (c.op.type() == kOpPut || c.op.type() == kOpCas)) PrefetchL1(a.value + idx);
+}
+
+// Tile-wide: one step of the tile's current op — one look at its group, or
+// one window of its probe — and, when that ends it, its answer. True when
+// the op is done.
+__device__ __forceinline__ bool StepOp(const WindowTableView& t, const ArbView& a, TileOp& c,
+                                       const WTile& tile, bool leader) {
+  const uint32_t group = (c.op.ctl >> 3) & kMaxGroups;
+  bool done = false;
+  uint8_t code = kResNotFound;
+  Hit h;
+  if (c.phase == kWaitPhase) {
+    // One look at the group per step (no spinning in place); how many of
+    // its ops must be done first is the control word's high half.
+    int st = 0;  // 0 wait, 1 go, 2 poisoned
+    if (leader) {
+      const uint32_t d = LdAcquire(a.done + group);
+      if ((d & ~kPoisonBit) >= uint32_t(a.ctl[c.op.idx] >> 32)) st = d & kPoisonBit ? 2 : 1;
+    }
+    st = tile.Shfl(st, 0);
+    if (st == 2) {
+      done = true;
+      code = kResRetryPoisoned;
+    } else if (st == 1) {
+      c.phase = kProbePhase;
+    }
+  }
+  if (!done && c.phase == kProbePhase) {
+    if (c.skip) {
+      done = true;
+    } else if (c.op.key >= kTombKey) {
+      if (leader) code = SpecialOp(t, a, c.op, &h.rv);
+      done = true;
+    } else if (ProbeWindow(t, c.op.key, c.op.type() != kOpGet, c.p, h, tile)) {
+      if (leader) code = FinishOp(t, a, c.op, c.p, h);
+      done = true;
+    }
+  }
+  if (done && leader) Answer(a, c.op.idx, group, c.skip, code, h.rv);
+  return done;
+}
+
+// Static claims (the resident kernel's small ARBs; StaticClaim): tile g
+// runs ops g, g + tiles, ... (at most kWindowTile), one lane holding each;
+// every tile of the warp takes one step per iteration and starts its next
+// op as soon as one is done.
+__device__ __forceinline__ void StaticOps(const WindowTableView& t, const ArbView& a,
+                                          const StaticClaim& claim, const WTile& tile, bool leader) {
+  const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;
+  const uint32_t tile_in_warp = (threadIdx.x & 31) / kWindowTile;
+  const uint32_t windows = uint32_t(t.windows);
+  // Warps whose tiles all start past the ARB end have nothing to do.
+  if (claim.tile - tile_in_warp * claim.blocks >= a.n) return;
+  const uint32_t i = claim.tile + tile.lane * claim.tiles;
+  const bool active = tile.lane < per_tile && i < a.n;
+  uint64_t my_key = 0;
+  uint32_t my_ctl = 0, my_home = 0, my_step = 0;
+  bool my_skip = false;
+  if (active) {
+    my_key = a.key[i];
+    my_ctl = uint32_t(a.ctl[i]);
+    const uint64_t hash = a.hash[i];
+    my_home = uint32_t(HomeWindow(hash, windows));
+    my_step = uint32_t(ProbeStep(hash, windows));
+    if (a.skip != nullptr) my_skip = a.skip[i] != 0;
+  }
+  uint32_t todo = tile.Ballot(active);
+  bool busy = false;
+  TileOp c{};
+  while (__any_sync(kFull, todo != 0 || busy)) {
+    if (!busy && todo != 0) {
+      const int cur = __ffs(todo) - 1;
+      todo &= todo - 1;
+      StartOp(a, c, tile.Shfl(my_key, cur), tile.Shfl(my_ctl, cur),
+              claim.tile + uint32_t(cur) * claim.tiles, tile.Shfl(my_home, cur),
+              tile.Shfl(my_step, cur), tile.Shfl(int(my_skip), cur) != 0, leader);
+      busy = true;
+    }
+    if (busy && StepOp(t, a, c, tile, leader)) busy = false;
+  }
+}
+
+// Cursor claims: a warp's ops pass through a ring in shared memory. Lane 0
+// claims a chunk of the batch (8 ops per tile-claim size, at most 32) with
+// one atomic on the cursor when the ring runs low; each lane loads one op
+// of it, and in the next iteration computes its home window and step and
+// stores it in the ring (so the loads' latency overlaps the tiles' probes);
+// a tile whose op is done takes the ring's next one at once. Why a ring:
+// with each tile holding its own 4 ops, a warp claimed again only when its
+// slowest tile was done — each chunk cost the longest of 8 tiles' probe
+// sums, and the claim's loads then stalled the whole warp.
+// No deadlock: a warp takes its ops from the ring in claim order (index
+// order), and claims only while it runs, so the unfinished op of lowest
+// index is always a running tile's current op, or the next op of a warp
+// whose tiles are all free — and its waits are on finished ops.
+constexpr uint32_t kRingOps = 64;
+struct RingOp {
+  uint64_t key;
+  uint32_t ctl, home, step, idx;  // idx: bit 31 set when the op is to be skipped
+};
+constexpr uint32_t kSkipBit = 0x80000000u;
+
+__device__ __forceinline__ void RingOps(const WindowTableView& t, const ArbView& a,
+                                        const WTile& tile, bool leader) {
+  __shared__ RingOp rings[kWindowBlockThreads / 32][kRingOps];
+  RingOp* ring = rings[threadIdx.x / 32];
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;
+  const uint32_t chunk = per_tile * (32 / kWindowTile);
+  const uint32_t windows = uint32_t(t.windows);
+  // Warp-uniform: ops stored in the ring (tail), taken (head), loaded in
+  // the last iteration and not stored yet (pending, from pend_base).
+  uint32_t head = 0, tail = 0, pending = 0, pend_base = 0;
+  bool exhausted = false;
+  // This lane's loaded op.
+  uint64_t pend_key = 0, pend_hash = 0;
+  uint32_t pend_ctl = 0;
+  bool pend_skip = false;
+  bool busy = false;
+  TileOp c{};
+  while (true) {
+    if (pending != 0) {
+      __syncwarp();  // every lane is done reading the slots it overwrites
+      if (lane < pending) {
+        RingOp& e = ring[(tail + lane) % kRingOps];
+        e.key = pend_key;
+        e.ctl = pend_ctl;
+        e.home = uint32_t(HomeWindow(pend_hash, windows));
+        e.step = uint32_t(ProbeStep(pend_hash, windows));
+        e.idx = (pend_base + lane) | (pend_skip ? kSkipBit : 0u);
+      }
+      tail += pending;
+      pending = 0;
+      __syncwarp();
+    }
+    // Claim when the ring runs low (it has room: at most chunk / 2 of its
+    // 64 slots are taken).
+    if (!exhausted && tail - head <= chunk / 2) {
+      uint32_t b = 0;
+      if (lane == 0) b = atomicAdd(a.cursor, chunk);
+      b = __shfl_sync(kFull, b, 0);
+      if (b >= a.n) {
+        exhausted = true;
+      } else {
+        pending = a.n - b < chunk ? a.n - b : chunk;
+        pend_base = b;
+        if (lane < pending) {
+          const uint32_t i = b + lane;
+          pend_key = a.key[i];
+          pend_ctl = uint32_t(a.ctl[i]);
+          pend_hash = a.hash[i];
+          pend_skip = a.skip != nullptr && a.skip[i] != 0;
+        }
+      }
+    }
+    // Free tiles take the ring's next ops, in tile order.
+    const uint32_t free_tiles = __ballot_sync(kFull, !busy && tile.lane == 0);
+    const uint32_t avail = tail - head;
+    if (!busy) {
+      const uint32_t rank = __popc(free_tiles & ((1u << tile.base) - 1));
+      if (rank < avail) {
+        const RingOp e = ring[(head + rank) % kRingOps];
+        StartOp(a, c, e.key, e.ctl, e.idx & ~kSkipBit, e.home, e.step, (e.idx & kSkipBit) != 0,
+                leader);
+        busy = true;
+      }
+    }
+    const uint32_t taken = __popc(free_tiles);
+    head += taken < avail ? taken : avail;
+    if (!__any_sync(kFull, busy) && exhausted && pending == 0 && head == tail) return;
+    if (busy && StepOp(t, a, c, tile, leader)) busy = false;
+  }
+}
+
+// The loop. Every tile of a warp takes one step per iteration — start its
+// next op, look at its group once, or read one window — and a tile whose
+// op is done starts the next at once. Why not lead each op to its end,
+// tile after tile (as the L-Slab kernel does): the warp's 8 tiles then meet
+// after every op, so each round costs the longest of 8 probes, and at load
+// 0.8 one GET in five reads a second window (measured: 6.1 against 7.5 G
+// ops/s for 95/5, H100 2026-11-24).
 //
 // What a step costs is the kernel's rate (it is issue-bound, not
 // memory-bound: Nsight Compute, BENCHMARKS.md 2e), so the work is placed
-// where it is done once: each lane loads its own op's key and control word
-// and computes its probe's home window and step when the tile claims its
-// ops (4 ops in parallel, not 4 lanes redundantly per op); an op's start
-// then shuffles only those; the fields only the leader uses (a writer's
-// value, a CAS's expected value, a waiting op's count, the hash for access
-// bytes) are loaded by the leader when the op needs them.
+// where it is done once: each lane loads one op's key and control word and
+// computes its probe's home window and step (32 ops in parallel, not 4
+// lanes redundantly per op); an op's start then reads only those; the
+// fields only the leader uses (a writer's value, a CAS's expected value, a
+// waiting op's count, the hash for access bytes) are loaded by the leader
+// when the op needs them.
 // kStatic: the ARB may use static claims (the resident kernel; StaticClaim).
 template <bool kStatic>
 __device__ __forceinline__ void WindowOps(const WindowTableView& t, const ArbView& a) {
   const WTile tile(threadIdx.x & 31);
   const bool leader = tile.lane == 0;
-  const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;
-  constexpr uint32_t kTilesPerWarp = 32 / kWindowTile;
-  const uint32_t tile_in_warp = (threadIdx.x & 31) / kWindowTile;
-  const uint32_t windows = uint32_t(t.windows);
-  constexpr int kWait = 1, kProbe = 2;
   const StaticClaim claim(kStatic && a.cursor == nullptr, kWindowTile);
   if (claim.idle) return;
-  for (bool first = true;; first = false) {
-    uint32_t base = 0, stride = 1;
-    if (claim.on) {
-      if (!first) return;
-      // Warps whose tiles all start past the ARB end, as a claim past it.
-      if (claim.tile - tile_in_warp * claim.blocks >= a.n) return;
-      base = claim.tile;
-      stride = claim.tiles;
-    } else {
-      uint32_t warp_base = 0;
-      if ((threadIdx.x & 31) == 0) warp_base = atomicAdd(a.cursor, per_tile * kTilesPerWarp);
-      warp_base = __shfl_sync(kFull, warp_base, 0);
-      if (warp_base >= a.n) return;
-      base = warp_base + tile_in_warp * per_tile;
-    }
-    // This lane's op of the tile's claim.
-    const uint32_t i = base + tile.lane * stride;
-    const bool active = tile.lane < per_tile && i < a.n;
-    uint64_t my_key = 0;
-    uint32_t my_ctl = 0, my_home = 0, my_step = 0;
-    bool my_skip = false;
-    if (active) {
-      my_key = a.key[i];
-      my_ctl = uint32_t(a.ctl[i]);
-      const uint64_t hash = a.hash[i];
-      my_home = uint32_t(HomeWindow(hash, windows));
-      my_step = uint32_t(ProbeStep(hash, windows));
-      if (a.skip != nullptr) my_skip = a.skip[i] != 0;
-    }
-    uint32_t todo = tile.Ballot(active);
-    // The tile's current op (cur: its lane, -1 = none) and its state.
-    int cur = -1, phase = kProbe;
-    bool skip = false;
-    LeaderOp op{};
-    Probe p{};
-    while (__any_sync(kFull, todo != 0 || cur >= 0)) {
-      if (cur < 0 && todo != 0) {
-        cur = __ffs(todo) - 1;
-        todo &= todo - 1;
-        op.key = tile.Shfl(my_key, cur);
-        op.ctl = tile.Shfl(my_ctl, cur);
-        op.idx = base + uint32_t(cur) * stride;
-        p.w = tile.Shfl(my_home, cur);
-        p.step = tile.Shfl(my_step, cur);
-        if (a.skip != nullptr) skip = tile.Shfl(int(my_skip), cur) != 0;
-        p.probes = 0;
-        p.free_slot = -1;
-        phase = (op.ctl >> 3) & kMaxGroups ? kWait : kProbe;
-        // A writer's value is read after its probe: start its way to L1 now,
-        // without a register held through the probe.
-        if (leader && (op.type() == kOpPut || op.type() == kOpCas)) PrefetchL1(a.value + op.idx);
-      }
-      if (cur >= 0) {
-        const uint32_t group = (op.ctl >> 3) & kMaxGroups;
-        bool done = false;
-        uint8_t code = kResNotFound;
-        Hit h;
-        if (phase == kWait) {
-          // One look at the group per iteration (no spinning in place);
-          // how many of its ops must be done first is the control word's
-          // high half.
-          int st = 0;  // 0 wait, 1 go, 2 poisoned
-          if (leader) {
-            const uint32_t d = LdAcquire(a.done + group);
-            if ((d & ~kPoisonBit) >= uint32_t(a.ctl[op.idx] >> 32)) st = d & kPoisonBit ? 2 : 1;
-          }
-          st = tile.Shfl(st, 0);
-          if (st == 2) {
-            done = true;
-            code = kResRetryPoisoned;
-          } else if (st == 1) {
-            phase = kProbe;
-          }
-        }
-        if (!done && phase == kProbe) {
-          if (skip) {
-            done = true;
-          } else if (op.key >= kTombKey) {
-            if (leader) code = SpecialOp(t, a, op, &h.rv);
-            done = true;
-          } else if (ProbeWindow(t, op.key, op.type() != kOpGet, p, h, tile)) {
-            if (leader) code = FinishOp(t, a, op, p, h);
-            done = true;
-          }
-        }
-        if (done) {
-          if (leader) Answer(a, op.idx, group, skip, code, h.rv);
-          cur = -1;
-        }
-      }
-    }
+  if (claim.on) {
+    StaticOps(t, a, claim, tile, leader);
+  } else {
+    RingOps(t, a, tile, leader);
   }
 }
 
