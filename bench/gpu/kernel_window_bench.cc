@@ -140,10 +140,10 @@ void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<Device
                "window64)\n",
                w.load, mix.name, gops, occupancy, 100.0 * gops / w.window64_gps);
   std::printf("%s    {\"table\": \"window\", \"load\": %.2f, \"mix\": \"%s\", "
-              "\"min_blocks_per_sm\": 4, \"tile\": %d, \"gops\": %.3f, \"ms_per_batch\": %.4f, "
+              "\"min_blocks_per_sm\": %d, \"tile\": %d, \"gops\": %.3f, \"ms_per_batch\": %.4f, "
               "\"found_fraction\": 1.0, \"occupancy\": %.3f, \"share_of_window64_bound\": %.3f, "
               "\"dram_gbps_est\": %.1f}",
-              *first_row ? "" : ",\n", w.load, mix.name, g::kWindowTile, gops,
+              *first_row ? "" : ",\n", w.load, mix.name, g::kWindowMinBlocks, g::kWindowTile, gops,
               ms / kKernelReps, occupancy, gops / w.window64_gps, gops * 64);
   *first_row = false;
 }

@@ -512,15 +512,6 @@ __global__ void __launch_bounds__(kWindowBlockThreads, 1) WindowResidentKernel(R
   ResidentLoop(p, WindowResidentOps{});
 }
 
-// 48 registers, 5 blocks per SM (occupancy 0.62): 95/5 at load 0.7 9.55
-// against 8.85 G ops/s for the kernel before (same run) and 8.76 for this
-// code at 4 blocks per SM (H100 2026-11-27); 6 blocks (40 registers)
-// spilled and ran at 9.30.
-// The loop's state was cut to fit: 32-bit window indices, a lane per op's
-// key / control word / home / step, the writer's fields loaded late.
-// Before that, 64 registers at 4 blocks; capping them for 6 spilled and ran
-// at half the rate (H100 2026-11-24).
-constexpr int kWindowMinBlocks = 5;
 int g_window_resident = 0;
 
 }  // namespace
