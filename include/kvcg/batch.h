@@ -213,10 +213,7 @@ class Batch {
     return Slice(keys_[i]);
   }
   std::string_view value(size_t i) const {
-    if (fixed_key_ != 0) {
-      const bool stores = types_[i] == OpType::kPut;  // no CAS in a fixed-width batch
-      return {value_bytes_ + i * fixed_value_, stores ? fixed_value_ : 0};
-    }
+    if (fixed_key_ != 0) return {value_bytes_ + i * fixed_value_, FixedValueLen(i)};
     return {value_bytes_ + values_[i], value_lens_[i]};
   }
   bool has_expected(size_t i) const { return fixed_key_ != 0 || expected_[i] != kExpectAbsent; }
@@ -298,6 +295,9 @@ class Batch {
   // A fixed-width batch becomes a general one: the descriptors of its ops
   // are written. No-op for a general batch.
   void Unfix();
+  // A fixed-width op's value length: a PUT stores its slot's width, every
+  // other op none (a fixed-width batch holds no CAS).
+  uint32_t FixedValueLen(size_t i) const { return types_[i] == OpType::kPut ? fixed_value_ : 0; }
   void Rebind();  // column pointers from ops_
 
   BatchMemory* memory_;

@@ -305,7 +305,7 @@ void Batch::Unfix() {
   for (size_t i = 0; i < n_; ++i) {
     keys_[i] = uint64_t(i * fixed_key_) | klen;
     values_[i] = i * fixed_value_;
-    value_lens_[i] = types_[i] == OpType::kPut ? fixed_value_ : 0;
+    value_lens_[i] = FixedValueLen(i);
     expected_[i] = 0;
   }
   fixed_key_ = fixed_value_ = 0;
