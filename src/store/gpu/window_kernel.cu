@@ -53,7 +53,7 @@ __device__ uint64_t NextFreeSlot(const WindowTableView& t, uint32_t w, uint32_t 
       const uint64_t k = Ld(t.slots + uint64_t(w) * kWindowWords + 2 * s);
       if (k == kEmptyKey || k == kTombKey) return uint64_t(w) * kWindowSlots + s;
     }
-    w = NextWindow32(w, step, windows);
+    w = NextWindow(w, step, windows);
     s = ~0u;  // slot 0 next
   }
   return ~0ull;
@@ -178,16 +178,16 @@ __device__ __forceinline__ bool ProbeWindow(const WindowTableView& t, uint64_t k
                                             Probe& p, Hit& h, const WTile& tile) {
   const uint32_t windows = uint32_t(t.windows);
   if (LookAt(LoadSlot(t, p.w, tile), key, writer, p, h, tile) || ++p.probes >= windows) return true;
-  p.w = NextWindow32(p.w, p.step, windows);
+  p.w = NextWindow(p.w, p.step, windows);
   return false;
 }
 
 // Leader only: inserts an absent key into the first free slot on its
 // probe's path (the key is absent and no other op on it runs, so any free
 // slot before the first EMPTY one keeps it reachable: window_types.h).
-// Returns the raw code; *index the slot claimed. (Not inlined, it and
-// SpecialOp cost a 360-byte stack frame for the views passed by reference,
-// and every op the spills: H100 build, 2026-11-27.)
+// Returns the raw code; *index the slot claimed. Inlined like SpecialOp:
+// as __noinline__ functions the two took a 360-byte stack frame for the
+// views passed by reference and made every op spill (ptxas, 2026-11-27).
 __device__ uint8_t InsertKey(const WindowTableView& t, const ArbView& a, const LeaderOp& op,
                              const Probe& p, uint64_t* index) {
   if (!ReserveInsert(t)) return kResCapacity;

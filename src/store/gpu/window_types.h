@@ -89,14 +89,11 @@ KVCG_HD inline uint64_t HomeWindow(uint64_t hash, uint64_t windows) {
 KVCG_HD inline uint64_t ProbeStep(uint64_t hash, uint64_t windows) {
   return windows <= 1 ? 0 : 1 + MulHi64(hash * 0xC2B2AE3D27D4EB4Full, windows - 1);
 }
-KVCG_HD inline uint64_t NextWindow(uint64_t w, uint64_t step, uint64_t windows) {
-  w += step;
-  return w >= windows ? w - windows : w;
-}
-
-// The same on 32-bit window indices (the kernel's: WindowTable keeps W
-// below 2^32), without the overflow of w + step.
-KVCG_HD inline uint32_t NextWindow32(uint32_t w, uint32_t step, uint32_t windows) {
+// The window after w on a probe of step `step` (w, step < windows), on
+// 64-bit window indices or the kernel's 32-bit ones (WindowTable keeps W
+// below 2^32); written so that w + step cannot overflow the index type.
+template <typename Index>
+KVCG_HD inline Index NextWindow(Index w, Index step, Index windows) {
   return w >= windows - step ? w - (windows - step) : w + step;
 }
 
