@@ -573,13 +573,13 @@ TEST(GpuSnapshot, HeldEpochKeepsLaterRetiredBlobs) {
     }
     EXPECT_GE(epochs.live(), 1u);
     EXPECT_LE(epochs.live(), 64u) << "released epochs behind the held one were kept";
-    uint64_t* other = heap.Reserve(100);  // same size class: would reuse a freed blob
+    uint64_t* other = heap.Allocate(std::string(100, 'x'));  // same size class: would reuse a freed blob
     EXPECT_NE(other, blob) << "freed while an older epoch was held";
-    EXPECT_EQ(store::gpu::ValueHeap::Bytes(blob), std::string(100, 'v'));
+    EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(blob), 100), std::string(100, 'v'));
     ResultEpochs::Release(hold);
     epochs.Collect();
     EXPECT_EQ(epochs.live(), 0u);
-    EXPECT_EQ(heap.Reserve(100), blob) << "not freed once released";
+    EXPECT_EQ(heap.Allocate(std::string(100, 'w')), blob) << "not freed once released";
   }
 }
 

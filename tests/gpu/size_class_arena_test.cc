@@ -3,7 +3,8 @@
 // these run everywhere. What they pin down: memory is handed out once until
 // it comes back; frees are takeable only after Flush; a Take without growth
 // never allocates a chunk and comes back short instead; the spare chunk
-// lets such Takes go on; and many threads taking at once get distinct
+// lets such Takes go on; blocks are aligned to their class up to a cache
+// line; and many threads taking at once get distinct
 // memory (the submitting threads of write_plan.h).
 #include <gtest/gtest.h>
 
@@ -71,6 +72,26 @@ TEST(SizeClassArena, BlocksAreDistinctAndReusedOnlyAfterFlush) {
   a.Flush();
   ASSERT_EQ(a.Take(kClass, 2, next, false), 2u);
   EXPECT_EQ(std::set<uint64_t>(next, next + 2), (std::set<uint64_t>{got[3], got[5]}));
+}
+
+// Blocks of 64 bytes or more start a cache line whatever was carved before
+// them (a 64-byte value is then one line for its readers), smaller ones their
+// own size's boundary.
+TEST(SizeClassArena, BlocksAreAlignedToTheirClassUpToACacheLine) {
+  Source src;
+  SizeClassArena a(src.Make(), 4096, 1 << 20);
+  uint64_t small = 0, line = 0, mid = 0, big = 0;
+  ASSERT_EQ(a.Take(4, 1, &small, true), 1u);  // 16 bytes
+  ASSERT_EQ(a.Take(6, 1, &line, true), 1u);   // 64 bytes, after the 16
+  EXPECT_EQ(line % 64, 0u);
+  EXPECT_EQ(line - small, 64u) << "the gap is more than the alignment needs";
+  ASSERT_EQ(a.Take(4, 1, &small, true), 1u);
+  ASSERT_EQ(a.Take(5, 1, &mid, true), 1u);    // 32 bytes, after a 16
+  EXPECT_EQ(mid % 32, 0u);
+  ASSERT_EQ(a.Take(4, 1, &small, true), 1u);
+  ASSERT_EQ(a.Take(8, 1, &big, true), 1u);    // 256 bytes: a line is enough
+  EXPECT_EQ(big % 64, 0u);
+  EXPECT_EQ(big - small, 64u);
 }
 
 TEST(SizeClassArena, ReturnedBlocksComeBackWithoutFlush) {

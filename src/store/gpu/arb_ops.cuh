@@ -88,7 +88,7 @@ __device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t ra
   const bool found = code == kOk;
   if (kGeneral) {
     uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
-    v[0] = found ? rv + 8 : 0;  // ValueBlob: size word, then the bytes
+    v[0] = found ? rv : 0;  // the ValueBlob is the bytes
     v[1] = found ? rlen : 0;
     if (a.out_expires != nullptr) a.out_expires[i] = found ? exp : 0;
     const uint32_t w = a.wslot[i];

@@ -28,6 +28,11 @@ uint32_t SizeClassArena::ClassOf(uint64_t bytes) {
 }
 
 uint64_t SizeClassArena::CarveLocked(uint64_t size) {
+  // Aligned to the class up to a cache line: a block of 64 bytes or more
+  // then starts a line, so a 64-byte value is read in one (after a 16-byte
+  // block, an unaligned cursor put the next 64 bytes across two).
+  const uint64_t align = std::min<uint64_t>(size, 64);
+  cursor_ = std::min(end_, (cursor_ + align - 1) & ~(align - 1));
   if (end_ - cursor_ < size) {
     if (spare_ == 0 || spare_bytes_ < size) return 0;
     begin_ = cursor_ = spare_;
@@ -201,28 +206,20 @@ ValueHeap::~ValueHeap() {
   for (uint64_t* blob : big_) cudaFreeHost(blob);
 }
 
-void ValueHeap::Fill(uint64_t* blob, std::string_view bytes) {
-  blob[0] = bytes.size();
-  if (!bytes.empty()) std::memcpy(blob + 1, bytes.data(), bytes.size());
-}
-
 uint64_t* ValueHeap::Allocate(std::string_view bytes) {
-  uint64_t* blob = Reserve(bytes.size());
+  uint64_t* blob = nullptr;
+  if (Big(bytes.size())) {
+    BeforeCuda();
+    blob = reinterpret_cast<uint64_t*>(PinnedChunk(bytes.size()));
+    if (blob != nullptr) big_.insert(blob);
+  } else {
+    arena_.Flush();
+    uint64_t a = 0;
+    arena_.Take(ClassOf(bytes.size()), 1, &a, /*may_grow=*/true);
+    blob = reinterpret_cast<uint64_t*>(a);
+  }
   if (blob != nullptr) Fill(blob, bytes);
   return blob;
-}
-
-uint64_t* ValueHeap::Reserve(uint64_t value_bytes) {
-  if (Big(value_bytes)) {
-    BeforeCuda();
-    uint64_t* blob = reinterpret_cast<uint64_t*>(PinnedChunk(8 + value_bytes));
-    if (blob != nullptr) big_.insert(blob);
-    return blob;
-  }
-  arena_.Flush();
-  uint64_t a = 0;
-  arena_.Take(ClassOf(value_bytes), 1, &a, /*may_grow=*/true);
-  return reinterpret_cast<uint64_t*>(a);
 }
 
 void ValueHeap::Free(uint64_t* blob, uint64_t size) {

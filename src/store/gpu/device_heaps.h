@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -145,9 +146,9 @@ class ValueHeap {
 
   // Blobs bigger than this get an allocation of their own (owner only).
   static constexpr uint64_t kBigBlob = 1 << 20;
-  // The class of a blob for a value of `size` bytes (word 0: the size).
-  static uint32_t ClassOf(uint64_t size) { return SizeClassArena::ClassOf(8 + size); }
-  static bool Big(uint64_t size) { return 8 + size > kBigBlob; }
+  // The class of a blob for a value of `size` bytes (the blob is the bytes).
+  static uint32_t ClassOf(uint64_t size) { return SizeClassArena::ClassOf(size); }
+  static bool Big(uint64_t size) { return size > kBigBlob; }
 
   // `count` blobs of class `c` (not big); see SizeClassArena::Take.
   size_t Take(uint32_t c, size_t count, uint64_t** out, bool may_grow) {
@@ -156,23 +157,19 @@ class ValueHeap {
   void Return(uint32_t c, uint64_t* const* blobs, size_t n) {
     arena_.Return(c, reinterpret_cast<const uint64_t*>(blobs), n);
   }
-  // Owner only. A blob holding `bytes` (word 0: size, then the bytes);
-  // nullptr when pinned memory cannot be had.
+  // Owner only. A blob holding `bytes`; nullptr when pinned memory cannot
+  // be had.
   uint64_t* Allocate(std::string_view bytes);
-  // Owner only. A blob for `size` bytes that the caller fills (word 0 too)
-  // without the heap touching its memory.
-  uint64_t* Reserve(uint64_t size);
   // Owner only. `size` is the blob's value size (what Allocate was given):
-  // passing it spares reading the blob, a cache miss per free.
+  // the blob does not record it.
   void Free(uint64_t* blob, uint64_t size);
   void Flush() { arena_.Flush(); }
   void Prepare() { arena_.Prepare(); }
 
-  static std::string_view Bytes(const uint64_t* blob) {
-    return {reinterpret_cast<const char*>(blob + 1), size_t(blob[0])};
-  }
   // Fills a blob taken for `bytes`.
-  static void Fill(uint64_t* blob, std::string_view bytes);
+  static void Fill(uint64_t* blob, std::string_view bytes) {
+    if (!bytes.empty()) std::memcpy(blob, bytes.data(), bytes.size());
+  }
 
   void SetBeforeCudaCall(std::function<void()> f) {
     before_cuda_ = f;

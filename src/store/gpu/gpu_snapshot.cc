@@ -50,8 +50,8 @@ bool GpuSnapshotReader::Next(SnapshotChunk* chunk) {
     const uint64_t size = SnapshotEntryBytes(true, key_bytes);
     if (size > left || blob == 0) break;
     chunk->keys.emplace_back(e + 8 * kRecordKeyWord, key_bytes);
-    // ValueBlob: the size word, then the bytes (lslab_types.h).
-    chunk->values.emplace_back(reinterpret_cast<const char*>(blob) + 8, size_t(lens >> 32));
+    // The ValueBlob is the bytes; their length is in the record (lslab_types.h).
+    chunk->values.emplace_back(reinterpret_cast<const char*>(blob), size_t(lens >> 32));
     chunk->expires.push_back(expire_at);
     at_ += size;
   }

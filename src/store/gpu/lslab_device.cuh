@@ -319,7 +319,7 @@ __device__ bool BlobEquals(const uint64_t* blob, uint32_t len, const uint64_t* w
   const uint32_t words = (len + 7) / 8;
   bool eq = true;
   for (uint32_t w = tile.lane; w < words; w += kTile) {
-    uint64_t x = *reinterpret_cast<const volatile uint64_t*>(blob + 1 + w) ^ want[w];
+    uint64_t x = *reinterpret_cast<const volatile uint64_t*>(blob + w) ^ want[w];
     if (w == words - 1 && (len & 7) != 0) x &= (1ull << (8 * (len & 7))) - 1;
     eq &= x == 0;
   }

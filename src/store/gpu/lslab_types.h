@@ -38,9 +38,11 @@
 //   word 2: expire-at (kvcg/batch.h: ms since the epoch; 0 = none)
 //   words 3..: key bytes, zero-padded to a multiple of 8
 // fixed8 stores no expiry (its ops with one are refused before the kernel).
-// ValueBlob (pinned host memory, visible to the device through UVA):
-//   word 0: size; then the bytes (the tail of the last word is garbage: every
-//   compare masks it).
+// ValueBlob (pinned host memory, visible to the device through UVA): just
+//   the value's bytes, 8-byte aligned, in a power-of-two class of at least 16
+//   bytes (the tail of the last word is garbage: every compare masks it). Its
+//   length lives in the key record (word 1), so the blob carries none: a
+//   64-byte value is one cache line (BENCHMARKS 2j).
 #pragma once
 
 #include <cstdint>
