@@ -58,6 +58,10 @@ constexpr uint8_t kRetryPoisonedCode = 0xFD;
 struct ArbSegment {
   uint32_t op_begin;  // index of its first op in the ARB
   uint32_t n;
+  // General: the index of its first put / write op in the ARB's put list /
+  // write-op list, whose entries name ops by their index in the batch.
+  uint32_t put_begin;
+  uint32_t write_begin;
   // A fixed-width batch (kvcg/batch.h): op i's key is the key_width bytes
   // at key_bytes + i key_width, its value slot value_width bytes at
   // value_bytes + i value_width, and keys, lens, values are not sent.
@@ -77,7 +81,7 @@ struct ArbSegment {
 
 // General layout: memory the host allocated for op `op` (PUT/CAS).
 struct PutEntry {
-  uint32_t op;
+  uint32_t op;  // index in its batch (ArbSegment::put_begin says which)
   uint32_t vlen;
   uint64_t blob;  // ValueBlob* in host memory; 0: none could be had (answer kCapacityExhausted)
   uint64_t rec;   // key record in device memory; 0: none (the kernel answers capacity)
@@ -103,7 +107,7 @@ struct ArbDev {
   const ArbSegment* seg = nullptr;
   const PutEntry* puts = nullptr;
   uint32_t put_count = 0;
-  const uint32_t* write_ops = nullptr;  // general: indices of write ops
+  const uint32_t* write_ops = nullptr;  // general: indices of write ops in their batches
   uint32_t write_count = 0;
   const uint64_t* host_hash = nullptr;  // per op, or null: hash on the device
   // Small ARBs: the input region's bytes, still in the page-locked staging

@@ -41,11 +41,15 @@ __device__ __forceinline__ uint64_t Load64(const char* p) {
   return *reinterpret_cast<const uint64_t*>(p);  // 8-byte aligned by construction
 }
 
+// The segment whose range of `kBegin` (op_begin, put_begin or write_begin)
+// holds i: the last one beginning at or before i (segments with an empty
+// range share their begin with the next, and come before it).
+template <uint32_t ArbSegment::*kBegin = &ArbSegment::op_begin>
 __device__ uint32_t FindSegment(const ArbDev& a, uint32_t i) {
-  uint32_t lo = 0, hi = a.segments;  // op_begin of lo <= i < op_begin of hi
+  uint32_t lo = 0, hi = a.segments;  // begin of lo <= i < begin of hi
   while (hi - lo > 1) {
     const uint32_t mid = (lo + hi) / 2;
-    if (a.seg[mid].op_begin <= i) lo = mid;
+    if (a.seg[mid].*kBegin <= i) lo = mid;
     else hi = mid;
   }
   return lo;
@@ -150,19 +154,22 @@ __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
 // Puts and write slots (after every op was normalized). sh_type: the small
 // prepare's copy of the type column, or null.
 __device__ void ScatterPut(const ArbDev& a, uint32_t j, uint8_t* sh_type = nullptr) {
-  if (j < a.write_count) a.wslot[a.write_ops[j]] = j;
+  if (j < a.write_count) {
+    a.wslot[a.seg[FindSegment<&ArbSegment::write_begin>(a, j)].op_begin + a.write_ops[j]] = j;
+  }
   if (j >= a.put_count) return;
   const PutEntry e = a.puts[j];
-  if (a.check[e.op] != 0) return;
+  const uint32_t op = a.seg[FindSegment<&ArbSegment::put_begin>(a, j)].op_begin + e.op;
+  if (a.check[op] != 0) return;
   if (e.blob == 0) {
-    a.check[e.op] = kCodeCapacity;  // no host memory for the value
-    a.type[e.op] = kOpGet;
-    if (sh_type != nullptr) sh_type[e.op] = kOpGet;
+    a.check[op] = kCodeCapacity;  // no host memory for the value
+    a.type[op] = kOpGet;
+    if (sh_type != nullptr) sh_type[op] = kOpGet;
     return;
   }
-  a.value[e.op] = e.blob;
-  a.rec[e.op] = e.rec;
-  a.vlen[e.op] = e.vlen;
+  a.value[op] = e.blob;
+  a.rec[op] = e.rec;
+  a.vlen[op] = e.vlen;
 }
 
 __device__ void InitHeader(const ArbDev& a) {

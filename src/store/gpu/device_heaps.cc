@@ -10,6 +10,10 @@
 
 #include <sys/mman.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace kvcg::store::gpu {
 
 SizeClassArena::SizeClassArena(ChunkSource source, uint64_t first_chunk, uint64_t max_chunk)
@@ -206,6 +210,28 @@ ValueHeap::~ValueHeap() {
   for (uint64_t* blob : big_) cudaFreeHost(blob);
 }
 
+void ValueHeap::Fill(uint64_t* blob, std::string_view bytes) {
+  size_t done = 0;
+#if defined(__x86_64__)
+  if (bytes.size() >= 64) {  // blobs of >= 64 bytes start a cache line (CarveLocked)
+    __m128i* dst = reinterpret_cast<__m128i*>(blob);
+    const char* src = bytes.data();
+    for (; done + 16 <= bytes.size(); done += 16) {
+      _mm_stream_si128(dst++, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done)));
+    }
+  }
+#endif
+  if (done < bytes.size()) {
+    std::memcpy(reinterpret_cast<char*>(blob) + done, bytes.data() + done, bytes.size() - done);
+  }
+}
+
+void ValueHeap::FillFence() {
+#if defined(__x86_64__)
+  _mm_sfence();  // the streaming stores are ordered before what follows
+#endif
+}
+
 uint64_t* ValueHeap::Allocate(std::string_view bytes) {
   uint64_t* blob = nullptr;
   if (Big(bytes.size())) {
@@ -218,7 +244,10 @@ uint64_t* ValueHeap::Allocate(std::string_view bytes) {
     arena_.Take(ClassOf(bytes.size()), 1, &a, /*may_grow=*/true);
     blob = reinterpret_cast<uint64_t*>(a);
   }
-  if (blob != nullptr) Fill(blob, bytes);
+  if (blob != nullptr) {
+    Fill(blob, bytes);
+    FillFence();
+  }
   return blob;
 }
 

@@ -36,7 +36,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string_view>
@@ -166,10 +165,13 @@ class ValueHeap {
   void Flush() { arena_.Flush(); }
   void Prepare() { arena_.Prepare(); }
 
-  // Fills a blob taken for `bytes`.
-  static void Fill(uint64_t* blob, std::string_view bytes) {
-    if (!bytes.empty()) std::memcpy(blob, bytes.data(), bytes.size());
-  }
+  // Fills a blob taken for `bytes`. A value of 64 bytes or more goes with
+  // non-temporal stores: the blob is a random line of a heap far larger
+  // than the caches, which an ordinary store would first read (the planner's
+  // ~100 ns miss per PUT); nobody reads it before the batch completes.
+  // The caller issues FillFence() before the blobs are published.
+  static void Fill(uint64_t* blob, std::string_view bytes);
+  static void FillFence();
 
   void SetBeforeCudaCall(std::function<void()> f) {
     before_cuda_ = f;

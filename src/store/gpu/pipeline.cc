@@ -424,35 +424,40 @@ void Pipeline::Complete(Slot& s) {
 }
 
 void Pipeline::FreeWrites(Slot& s) {
-  if (s.writes.empty()) return;
+  if (s.write_count == 0) return;
   const WriteOut* wo = reinterpret_cast<const WriteOut*>(s.arb->out + s.out_writes);
   const uint64_t seq = s.arb->seq;
-  for (size_t j = 0; j < s.writes.size(); ++j) {
-    const WriteRef& w = s.writes[j];
-    const uint8_t code = uint8_t(wo[j].raw) & 0x7f;  // L-Slab ResCode
-    const bool stored = (wo[j].raw & kResStored) != 0;
-    // An unlinked entry (DELETE, an EXPIRE or PUT/CAS to a past time, or an
-    // expired key a writer met): its record and value go.
-    if (wo[j].old_rec != 0) {
-      epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
-                     wo[j].old_len);
-      records_.Free(wo[j].old_rec, w.klen);
-    }
-    if (w.type == OpType::kDelete || w.type == OpType::kExpire) continue;
-    if (w.blob == nullptr) {
-      if (w.rec != 0) records_.Free(w.rec, w.klen);
-      continue;
-    }
-    if (!stored) {  // condition failed, capacity, or to be retried (re-allocated then)
-      values_->Free(w.blob, w.vlen);
-      if (w.rec != 0) records_.Free(w.rec, w.klen);
-    } else if (code == kResOk) {  // replaced in place: the key's record already existed
-      if (w.rec != 0) records_.Free(w.rec, w.klen);
-      epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(wo[j].old_blob),
-                     wo[j].old_len);
-    }
+  size_t j = 0;  // the write's slot: batches' writes in ARB order
+  for (Request* r : s.reqs) {
+    WritePlan& p = r->plan;
+    if (!p.placed) continue;
+    p.placed = false;
+    for (const WriteRef& w : p.writes) FreeWrite(w, wo[j++], seq);
   }
-  s.writes.clear();
+  s.write_count = 0;
+}
+
+void Pipeline::FreeWrite(const WriteRef& w, const WriteOut& out, uint64_t seq) {
+  const uint8_t code = uint8_t(out.raw) & 0x7f;  // L-Slab ResCode
+  const bool stored = (out.raw & kResStored) != 0;
+  // An unlinked entry (DELETE, an EXPIRE or PUT/CAS to a past time, or an
+  // expired key a writer met): its record and value go.
+  if (out.old_rec != 0) {
+    epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(out.old_blob), out.old_len);
+    records_.Free(out.old_rec, w.klen);
+  }
+  if (w.type == OpType::kDelete || w.type == OpType::kExpire) return;
+  if (w.blob == nullptr) {
+    if (w.rec != 0) records_.Free(w.rec, w.klen);
+    return;
+  }
+  if (!stored) {  // condition failed, capacity, or to be retried (re-allocated then)
+    values_->Free(w.blob, w.vlen);
+    if (w.rec != 0) records_.Free(w.rec, w.klen);
+  } else if (code == kResOk) {  // replaced in place: the key's record already existed
+    if (w.rec != 0) records_.Free(w.rec, w.klen);
+    epochs_.Retire(seq, values_.get(), reinterpret_cast<uint64_t*>(out.old_blob), out.old_len);
+  }
 }
 
 void Pipeline::RunRetries(Slot& s) {
@@ -527,12 +532,12 @@ void Pipeline::FailAll(Slot& s, Code code) {
       if (w.rec != 0) records_.Free(w.rec, w.klen);
     }
   };
-  give_back(s.writes);
-  s.writes.clear();
-  for (Request* r : s.reqs) {  // plans not yet placed in the ARB
-    if (r->plan.ready && r->plan.generation == generation_) give_back(r->plan.writes);
-    r->plan.ready = false;
+  for (Request* r : s.reqs) {  // plans placed in the ARB, and those not yet placed
+    WritePlan& p = r->plan;
+    if (p.placed || (p.ready && p.generation == generation_)) give_back(p.writes);
+    p.placed = p.ready = false;
   }
+  s.write_count = s.put_count = 0;
   if (s.arb != nullptr) {
     ResultEpochs::Release(s.arb);
     s.arb = nullptr;

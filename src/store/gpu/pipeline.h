@@ -278,8 +278,9 @@ class Pipeline {
     char* stage = nullptr;  // page-locked staging (input blocks + aux)
     size_t stage_cap = 0;
     DevBuf in, work, out;  // in: input blocks, then the aux region
-    std::vector<WriteRef> writes;
-    std::vector<PutEntry> puts;  // Launch's put list (general), reused per ARB
+    // General: how many puts and write ops its batches' plans hold (their
+    // WriteRefs are read in place, from each request's plan, by FreeWrites).
+    uint32_t put_count = 0, write_count = 0;
     size_t out_writes = 0, out_hdr = 0;  // offsets in arb->out (the rest: Delivery)
     bool has_expiry = false;    // a batch of the ARB carries expiry columns
     uint64_t storing = 0, reserved = 0;
@@ -313,7 +314,7 @@ class Pipeline {
   // Builds and launches s.reqs. exclusive: nothing else of ours is in flight.
   void Launch(Slot& s, bool exclusive);
   cudaError_t Issue(Slot& s, size_t input_bytes, const std::vector<ArbSegment>& segs,
-                    const std::vector<PutEntry>& puts, bool host_hash);
+                    bool host_hash);
   // A large ARB's prepare (ArbPrepareLarge for `cap` ops, reading `a` from
   // `dev`) as one graph launch on the slot's stream, capturing the graph
   // the first time the slot meets this cap with its current work buffer.
@@ -379,6 +380,7 @@ class Pipeline {
   void Quiesce();
   void FailAll(Slot& s, Code code);
   void FreeWrites(Slot& s);
+  void FreeWrite(const WriteRef& w, const WriteOut& out, uint64_t seq);
   // Markers. Each Handle* runs quiesced (Run() calls Quiesce first), answers
   // r's marker and deletes r.
   void HandleClear(Request* r);

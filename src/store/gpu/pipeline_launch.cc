@@ -21,7 +21,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   s.resident = false;
   s.finished = s.done;  // a valid event on every path (Issue may stop before recording)
   s.arb = nullptr;
-  s.writes.clear();
+  s.put_count = s.write_count = 0;
   s.exclusive = exclusive;
   s.reserved = 0;
   s.storing = 0;
@@ -46,8 +46,6 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   }
   // Input blocks, segment table, and (general) the memory of stored values.
   std::vector<ArbSegment> segs(s.reqs.size());
-  std::vector<PutEntry>& puts = s.puts;  // kept per slot: no allocation per ARB
-  puts.clear();
   size_t input = 0;
   s.has_expiry = false;
   for (size_t r = 0; r < s.reqs.size(); ++r) {
@@ -58,6 +56,8 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     g.n = uint32_t(b.size());
     g.key_width = uint32_t(b.fixed_key_width());
     g.value_width = uint32_t(b.fixed_value_width());
+    g.put_begin = s.put_count;
+    g.write_begin = s.write_count;
     g.keys = l.keys == SIZE_MAX ? 0 : input + l.keys;
     g.lens = l.lens == SIZE_MAX ? 0 : input + l.lens;
     g.types = input + l.types;
@@ -86,18 +86,12 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
                  /*may_grow=*/true, &p);
       p.generation = generation_;
     }
-    const uint32_t base = s.begin[r];
-    for (WriteRef w : p.writes) {
-      w.op += base;
-      s.writes.push_back(w);
-    }
-    for (PutEntry e : p.puts) {
-      e.op += base;
-      puts.push_back(e);
-    }
+    s.put_count += uint32_t(p.puts.size());
+    s.write_count += uint32_t(p.write_ops.size());
     s.storing += p.storing;
     s.grow += GrowWithin(p, store_->entry_overhead(), evict_max_);
-    p.ready = false;  // the ARB owns the memory now (FreeWrites, FailAll)
+    p.ready = false;
+    p.placed = true;  // the ARB owns the memory now (FreeWrites, FailAll)
   }
 
   // From this ARB on the table may hold keys with an expire-at: results
@@ -143,7 +137,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     s.reserved = s.storing;
   }
 
-  const cudaError_t err = Issue(s, input, segs, puts, host_hash);
+  const cudaError_t err = Issue(s, input, segs, host_hash);
   if (err != cudaSuccess) {
     cudaGetLastError();
     // Short of host or device memory for the batch itself: this ARB fails,
@@ -160,7 +154,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 }
 
 cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>& segs,
-                            const std::vector<PutEntry>& puts, bool host_hash) {
+                            bool host_hash) {
   const size_t n = s.n;
   // Output region (device, then one copy into the ARB's pinned buffer).
   size_t out = 0;
@@ -169,7 +163,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   s.out_values = out;
   out += A64(n * (general_ ? sizeof(ValueRef) : 8));
   s.out_writes = out;
-  out += A64(s.writes.size() * sizeof(WriteOut));
+  out += A64(size_t(s.write_count) * sizeof(WriteOut));
   s.out_expires = out;
   if (s.with_expires) out += A64(n * 8);
   s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag; memory sample
@@ -180,9 +174,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   const size_t seg_off = aux;
   aux += A64(segs.size() * sizeof(ArbSegment));
   const size_t put_off = aux;
-  aux += A64(puts.size() * sizeof(PutEntry));
+  aux += A64(size_t(s.put_count) * sizeof(PutEntry));
   const size_t wop_off = aux;
-  aux += A64(s.writes.size() * 4);
+  aux += A64(size_t(s.write_count) * 4);
   const size_t hash_off = aux;
   if (host_hash) aux += A64(n * 8);
 
@@ -278,9 +272,17 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
 
   char* aux_h = s.stage + input;
   std::memcpy(aux_h + seg_off, segs.data(), segs.size() * sizeof(ArbSegment));
-  if (!puts.empty()) std::memcpy(aux_h + put_off, puts.data(), puts.size() * sizeof(PutEntry));
-  uint32_t* wops = reinterpret_cast<uint32_t*>(aux_h + wop_off);
-  for (size_t j = 0; j < s.writes.size(); ++j) wops[j] = s.writes[j].op;
+  if (general_) {  // each batch's plan as it is (ArbSegment::put_begin, write_begin)
+    PutEntry* puts = reinterpret_cast<PutEntry*>(aux_h + put_off);
+    uint32_t* wops = reinterpret_cast<uint32_t*>(aux_h + wop_off);
+    for (size_t r = 0; r < s.reqs.size(); ++r) {
+      const WritePlan& p = s.reqs[r]->plan;
+      if (!p.puts.empty()) std::memcpy(puts + segs[r].put_begin, p.puts.data(), p.puts.size() * sizeof(PutEntry));
+      if (!p.write_ops.empty()) {
+        std::memcpy(wops + segs[r].write_begin, p.write_ops.data(), p.write_ops.size() * 4);
+      }
+    }
+  }
   if (host_hash) {
     uint64_t* h = reinterpret_cast<uint64_t*>(aux_h + hash_off);
     const HashFunction hash = store_->config().hash;
@@ -305,9 +307,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   a.input = s.in.p;
   a.seg = reinterpret_cast<const ArbSegment*>(s.in.p + input + seg_off);
   a.puts = reinterpret_cast<const PutEntry*>(s.in.p + input + put_off);
-  a.put_count = uint32_t(puts.size());
+  a.put_count = s.put_count;
   a.write_ops = reinterpret_cast<const uint32_t*>(s.in.p + input + wop_off);
-  a.write_count = uint32_t(s.writes.size());
+  a.write_count = s.write_count;
   a.host_hash = host_hash ? reinterpret_cast<const uint64_t*>(s.in.p + input + hash_off) : nullptr;
   if (in_kernel) {
     a.stage = s.stage;

@@ -31,6 +31,7 @@ struct Taken {
 bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, ValueHeap* values,
                 KeyRecordHeap* records, bool may_grow, WritePlan* plan) {
   plan->writes.clear();
+  plan->write_ops.clear();
   plan->puts.clear();
   plan->storing = plan->grow = plan->max_charge = 0;
   plan->ready = false;
@@ -56,6 +57,7 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
       if (charge > plan->max_charge) plan->max_charge = charge;
     }
     plan->writes.push_back(w);
+    plan->write_ops.push_back(uint32_t(i));
   }
   if (plan->storing == 0) {
     plan->ready = true;
@@ -83,6 +85,7 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
       records->Return(c, &recs.addrs[recs.at[c]], recs.got[c]);
     }
     plan->writes.clear();
+    plan->write_ops.clear();
     return false;
   }
 
@@ -106,6 +109,7 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
       records->Return(c, &recs.addrs[recs.at[c] + recs.next[c]], recs.got[c] - recs.next[c]);
     }
   }
+  ValueHeap::FillFence();
   plan->ready = true;
   return true;
 }
