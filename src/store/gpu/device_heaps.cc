@@ -104,13 +104,15 @@ void SizeClassArena::Return(uint32_t c, const uint64_t* addrs, size_t n) {
 }
 
 void SizeClassArena::Flush() {
-  if (pending_.empty()) return;
+  if (pending_classes_ == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Pending& p : pending_) {
-    if (free_.size() <= p.c) free_.resize(p.c + 1);
-    free_[p.c].push_back(p.addr);
+  for (uint64_t m = pending_classes_; m != 0; m &= m - 1) {
+    const uint32_t c = uint32_t(std::countr_zero(m));
+    if (free_.size() <= c) free_.resize(c + 1);
+    free_[c].insert(free_[c].end(), pending_[c].begin(), pending_[c].end());
+    pending_[c].clear();
   }
-  pending_.clear();
+  pending_classes_ = 0;
 }
 
 void SizeClassArena::Prepare() {
@@ -132,7 +134,8 @@ void SizeClassArena::Reset() {
     source_.release(base, bytes);
   }
   chunks_.clear();
-  pending_.clear();
+  for (std::vector<uint64_t>& q : pending_) q.clear();
+  pending_classes_ = 0;
   std::lock_guard<std::mutex> lock(mu_);
   free_.clear();
   begin_ = cursor_ = end_ = 0;

@@ -35,6 +35,7 @@
 // consumer and is freed at the batch's completion.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -71,7 +72,12 @@ class SizeClassArena {
   // Gives back `n` addresses of class `c` taken and never used. Any thread.
   void Return(uint32_t c, const uint64_t* addrs, size_t n);
   // Owner only. Free queues; Flush makes the queued addresses takeable.
-  void Free(uint64_t addr, uint32_t c) { pending_.push_back({addr, c}); }
+  // Queued by class, so that Flush moves each class's queue with one copy:
+  // the pipeline frees two addresses per replacing PUT.
+  void Free(uint64_t addr, uint32_t c) {
+    pending_[c].push_back(addr);
+    pending_classes_ |= 1ull << c;
+  }
   void Flush();
   // Owner only: when the bump range's chunk is half used and no spare is
   // ready, allocates the spare (so other threads' Takes find memory).
@@ -83,10 +89,6 @@ class SizeClassArena {
   void SetBeforeCudaCall(std::function<void()> f) { before_cuda_ = std::move(f); }
 
  private:
-  struct Pending {
-    uint64_t addr;
-    uint32_t c;
-  };
   // Under mu_: carve `size` bytes from the bump range or the spare; 0 when
   // neither has them.
   uint64_t CarveLocked(uint64_t size);
@@ -96,7 +98,9 @@ class SizeClassArena {
   const ChunkSource source_;
   const uint64_t first_chunk_, max_chunk_;
   std::function<void()> before_cuda_;
-  std::vector<Pending> pending_;  // owner only
+  static constexpr uint32_t kClasses = 64;
+  std::array<std::vector<uint64_t>, kClasses> pending_;  // owner only, by class
+  uint64_t pending_classes_ = 0;  // owner only: the classes with a queue
 
   std::mutex mu_;
   std::vector<std::vector<uint64_t>> free_;  // by class

@@ -7,7 +7,7 @@ namespace kvcg::store::gpu {
 
 ResultEpochs::~ResultEpochs() {
   for (Arb* a : live_) End(a);
-  for (Retired& r : limbo_) delete r.whole;
+  for (Run& r : runs_) delete r.whole;
 }
 
 ResultEpochs::Arb* ResultEpochs::Begin(size_t out_bytes) {
@@ -52,13 +52,13 @@ void ResultEpochs::Collect() {
   // Everything retired by an epoch older than the oldest live one is free:
   // every epoch <= its seq has ended.
   const uint64_t min_live = live_.empty() ? next_seq_ : live_.front()->seq;
-  while (!limbo_.empty() && limbo_.front().seq < min_live) {
-    Retired r = limbo_.front();
-    limbo_.pop_front();
-    if (r.whole != nullptr) {
-      delete r.whole;
-    } else {
-      r.heap->Free(r.blob, r.size);
+  while (!runs_.empty() && runs_.front().seq < min_live) {
+    const Run r = runs_.front();
+    runs_.pop_front();
+    delete r.whole;
+    for (size_t i = 0; i < r.blobs; ++i) {
+      r.heap->Free(blobs_.front().blob, blobs_.front().size);
+      blobs_.pop_front();
     }
   }
 }

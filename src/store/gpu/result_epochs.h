@@ -68,13 +68,18 @@ class ResultEpochs {
   // Drops one reference (a Results released, or the pipeline's hold).
   static void Release(Arb* arb) { arb->refs.fetch_sub(1, std::memory_order_acq_rel); }
   // `blob` (of `heap`) was unlinked by the newest epoch begun so far that
-  // has completed, `seq`.
+  // has completed, `seq`. Called once per replacing PUT, so a blob costs
+  // 16 bytes in limbo; its epoch and heap are kept once per run of blobs.
   void Retire(uint64_t seq, ValueHeap* heap, uint64_t* blob, uint64_t size) {
-    limbo_.push_back({seq, heap, blob, size, nullptr});
+    if (runs_.empty() || runs_.back().seq != seq || runs_.back().heap != heap) {
+      runs_.push_back({seq, heap, 0, nullptr});
+    }
+    ++runs_.back().blobs;
+    blobs_.push_back({blob, size});
   }
   // Clear(): the whole heap goes once every earlier epoch is released.
   void RetireHeap(uint64_t seq, std::unique_ptr<ValueHeap> heap) {
-    limbo_.push_back({seq, nullptr, nullptr, 0, heap.release()});
+    runs_.push_back({seq, nullptr, 0, heap.release()});
   }
   // Ends fully released epochs and frees their output buffers, then frees
   // what was retired before the oldest epoch still held. Amortized O(1) per
@@ -86,19 +91,25 @@ class ResultEpochs {
   size_t live() const { return live_.size(); }
 
  private:
-  struct Retired {
+  // Retired in epoch `seq`: the next `blobs` entries of blobs_ (of `heap`),
+  // or a `whole` heap (RetireHeap).
+  struct Run {
     uint64_t seq;
     ValueHeap* heap;
+    size_t blobs;
+    ValueHeap* whole;
+  };
+  struct RetiredBlob {
     uint64_t* blob;
     uint64_t size;
-    ValueHeap* whole;  // RetireHeap
   };
   void End(Arb* a);  // frees its output buffer and a
 
   PinnedMemory* const memory_;
   // Oldest first; ordered by seq (ended epochs are removed from anywhere).
   std::deque<Arb*> live_;
-  std::deque<Retired> limbo_;
+  std::deque<Run> runs_;  // by seq
+  std::deque<RetiredBlob> blobs_;
   uint64_t next_seq_ = 1;
   // live_ is swept for released epochs behind a held one once it reaches
   // this size, which then becomes twice what is left.
