@@ -338,6 +338,17 @@ __device__ __forceinline__ bool StepOp(const WindowTableView& t, const ArbView& 
 // runs ops g, g + tiles, ... (at most kWindowTile), one lane holding each;
 // every tile of the warp takes one step per iteration and starts its next
 // op as soon as one is done.
+// One op's inputs as its claim loads them (its probe's start comes from the
+// hash): the same loads for both ways of claiming.
+struct OpInput {
+  uint64_t key = 0, hash = 0;
+  uint32_t ctl = 0;
+  bool skip = false;
+};
+__device__ __forceinline__ OpInput LoadOp(const ArbView& a, uint32_t i) {
+  return {a.key[i], a.hash[i], uint32_t(a.ctl[i]), a.skip != nullptr && a.skip[i] != 0};
+}
+
 __device__ __forceinline__ void StaticOps(const WindowTableView& t, const ArbView& a,
                                           const StaticClaim& claim, const WTile& tile, bool leader) {
   const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;
@@ -351,12 +362,12 @@ __device__ __forceinline__ void StaticOps(const WindowTableView& t, const ArbVie
   uint32_t my_ctl = 0, my_home = 0, my_step = 0;
   bool my_skip = false;
   if (active) {
-    my_key = a.key[i];
-    my_ctl = uint32_t(a.ctl[i]);
-    const uint64_t hash = a.hash[i];
-    my_home = uint32_t(HomeWindow(hash, windows));
-    my_step = uint32_t(ProbeStep(hash, windows));
-    if (a.skip != nullptr) my_skip = a.skip[i] != 0;
+    const OpInput in = LoadOp(a, i);
+    my_key = in.key;
+    my_ctl = in.ctl;
+    my_home = uint32_t(HomeWindow(in.hash, windows));
+    my_step = uint32_t(ProbeStep(in.hash, windows));
+    my_skip = in.skip;
   }
   uint32_t todo = tile.Ballot(active);
   bool busy = false;
@@ -406,10 +417,7 @@ __device__ __forceinline__ void RingOps(const WindowTableView& t, const ArbView&
   // the last iteration and not stored yet (pending, from pend_base).
   uint32_t head = 0, tail = 0, pending = 0, pend_base = 0;
   bool exhausted = false;
-  // This lane's loaded op.
-  uint64_t pend_key = 0, pend_hash = 0;
-  uint32_t pend_ctl = 0;
-  bool pend_skip = false;
+  OpInput pend;  // this lane's loaded op
   bool busy = false;
   TileOp c{};
   while (true) {
@@ -417,11 +425,11 @@ __device__ __forceinline__ void RingOps(const WindowTableView& t, const ArbView&
       __syncwarp();  // every lane is done reading the slots it overwrites
       if (lane < pending) {
         RingOp& e = ring[(tail + lane) % kRingOps];
-        e.key = pend_key;
-        e.ctl = pend_ctl;
-        e.home = uint32_t(HomeWindow(pend_hash, windows));
-        e.step = uint32_t(ProbeStep(pend_hash, windows));
-        e.idx = (pend_base + lane) | (pend_skip ? kSkipBit : 0u);
+        e.key = pend.key;
+        e.ctl = pend.ctl;
+        e.home = uint32_t(HomeWindow(pend.hash, windows));
+        e.step = uint32_t(ProbeStep(pend.hash, windows));
+        e.idx = (pend_base + lane) | (pend.skip ? kSkipBit : 0u);
       }
       tail += pending;
       pending = 0;
@@ -438,13 +446,7 @@ __device__ __forceinline__ void RingOps(const WindowTableView& t, const ArbView&
       } else {
         pending = a.n - b < chunk ? a.n - b : chunk;
         pend_base = b;
-        if (lane < pending) {
-          const uint32_t i = b + lane;
-          pend_key = a.key[i];
-          pend_ctl = uint32_t(a.ctl[i]);
-          pend_hash = a.hash[i];
-          pend_skip = a.skip != nullptr && a.skip[i] != 0;
-        }
+        if (lane < pending) pend = LoadOp(a, b + lane);
       }
     }
     // Free tiles take the ring's next ops, in tile order.
