@@ -24,7 +24,7 @@
 //     (b + 1) * batch) of the key space, so its keys are distinct (ctl group
 //     0, no same-key numbering). Columns: hash; key = arena byte offset (low
 //     32) | 16 << 32; arena = the keys' bytes, two words per op; a PUT's
-//     value is a ValueBlob ([size 64][64 bytes], the key's own value) in one
+//     value is a ValueBlob (its 64 bytes, the key's own value) in one
 //     pinned, mapped host region, vlen 64; rec 0 (every key exists: no
 //     insert); no expiry, no skip; raw res_* results (out_codes null);
 //   * variants: the default (0 = the layout's: 1 block/SM uncapped), then
@@ -57,7 +57,7 @@ namespace g = kvcg::store::gpu;
 
 constexpr Shape kShape{true};                      // 16-byte keys, 64-byte values
 constexpr uint32_t kKeyBytes = 16, kValueBytes = 64;
-constexpr uint64_t kBlobWords = 1 + kValueBytes / 8;  // ValueBlob: size word, then the bytes
+constexpr uint64_t kBlobWords = kValueBytes / 8;  // ValueBlob: the bytes (lslab_types.h)
 // Bytes a GET moves: the slab's 256-byte key half, the sector of the value
 // word (the record pointer), and the key record (40 bytes in its 64-byte
 // size class: two sectors).
@@ -84,8 +84,7 @@ void BuildBatch(DeviceArb& arb, uint32_t n, uint64_t first, int log2, const Mix&
     ctl[i] = g::MakeCtl(put ? g::kOpPut : g::kOpGet, false, 0, 0);
     if (put) {
       uint64_t* blob = blobs + (first_blob + i) * kBlobWords;
-      blob[0] = kValueBytes;
-      std::memcpy(blob + 1, &cols.values[8 * size_t(i)], kValueBytes);
+      std::memcpy(blob, &cols.values[8 * size_t(i)], kValueBytes);
       value[i] = reinterpret_cast<uint64_t>(blob);  // host pointer = device pointer (UVA)
       vlen[i] = kValueBytes;
     }
@@ -141,7 +140,7 @@ int RunKernelGeneral(const Args& args) {
               (unsigned long long)rec_bytes, (unsigned long long)std::bit_ceil(rec_bytes));
   std::printf("  \"memory_note\": \"bytes_per_key: bucket array + pool slabs used (with access "
               "bytes), device; key records (header + 16 key bytes, device) are separate, allocated "
-              "in power-of-two size classes; values (ValueBlob: 8-byte size + 64 bytes) live in "
+              "in power-of-two size classes; values (ValueBlob: the 64 bytes) live in "
               "pinned host memory and are not counted\",\n");
   std::printf("  \"bound_note\": \"a probe reads a slab's 256-byte key half: slab256 is the bound of "
               "a GET, get100_share_of_bound = get100 ops / slab256 reads; dram_gbps_est = ops x %.0f "

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
 #include <set>
 #include <thread>
 #include <vector>
@@ -92,6 +94,26 @@ TEST(SizeClassArena, BlocksAreAlignedToTheirClassUpToACacheLine) {
   ASSERT_EQ(a.Take(8, 1, &big, true), 1u);    // 256 bytes: a line is enough
   EXPECT_EQ(big % 64, 0u);
   EXPECT_EQ(big - small, 64u);
+}
+
+// ValueHeap::Fill (streaming stores from 64 bytes on, the last piece
+// padded): every size lands whole, and nothing past the value's 16-byte
+// round-up is written (a blob's block ends there at the earliest).
+TEST(ValueHeapFill, WritesTheValueAndStaysInsideItsPaddedSize) {
+  for (size_t size : {0, 1, 15, 16, 63, 64, 65, 72, 100, 127, 128, 129, 1000}) {
+    std::vector<char> value(size);
+    for (size_t i = 0; i < size; ++i) value[i] = char('a' + (i * 7 + size) % 26);
+    alignas(64) char buf[1088];
+    std::memset(buf, 0x5a, sizeof(buf));
+    store::gpu::ValueHeap::Fill(reinterpret_cast<uint64_t*>(buf),
+                                std::string_view(value.data(), size));
+    store::gpu::ValueHeap::FillFence();
+    EXPECT_EQ(std::string_view(buf, size), std::string_view(value.data(), size)) << size;
+    const size_t padded = (size + 15) & ~size_t(15);
+    for (size_t i = padded; i < sizeof(buf); ++i) {
+      ASSERT_EQ(buf[i], 0x5a) << "byte " << i << " written for a value of " << size;
+    }
+  }
 }
 
 TEST(SizeClassArena, ReturnedBlocksComeBackWithoutFlush) {

@@ -36,12 +36,15 @@ uint64_t SizeClassArena::CarveLocked(uint64_t size) {
   // then starts a line, so a 64-byte value is read in one (after a 16-byte
   // block, an unaligned cursor put the next 64 bytes across two).
   const uint64_t align = std::min<uint64_t>(size, 64);
-  cursor_ = std::min(end_, (cursor_ + align - 1) & ~(align - 1));
+  auto aligned = [&] { return std::min(end_, (cursor_ + align - 1) & ~(align - 1)); };
+  cursor_ = aligned();
   if (end_ - cursor_ < size) {
     if (spare_ == 0 || spare_bytes_ < size) return 0;
     begin_ = cursor_ = spare_;
     end_ = spare_ + spare_bytes_;
     spare_ = spare_bytes_ = 0;
+    cursor_ = aligned();  // (chunk bases are aligned; this keeps it so for any source)
+    if (end_ - cursor_ < size) return 0;
   }
   const uint64_t a = cursor_;
   cursor_ += size;
@@ -81,7 +84,8 @@ size_t SizeClassArena::Take(uint32_t c, size_t count, uint64_t* out, bool may_gr
     if (got == count || !may_grow) return got;
     // Owner: a new chunk. It becomes the spare when none is ready (the next
     // carve moves to it, abandoning what is left of the bump range: less
-    // than one more block of this class), else the bump range at once.
+    // than one more block of this class and its alignment), else the bump
+    // range at once.
     uint64_t bytes = 0;
     const uint64_t base = NewChunk(std::max(size, (count - got) * size), &bytes);
     if (base == 0) return got;
@@ -222,6 +226,12 @@ void ValueHeap::Fill(uint64_t* blob, std::string_view bytes) {
     for (; done + 16 <= bytes.size(); done += 16) {
       _mm_stream_si128(dst++, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done)));
     }
+    if (done < bytes.size()) {  // the last piece, padded: an ordinary store would read its line
+      alignas(16) char last[16] = {};
+      std::memcpy(last, src + done, bytes.size() - done);
+      _mm_stream_si128(dst, _mm_load_si128(reinterpret_cast<const __m128i*>(last)));
+      done = bytes.size();
+    }
   }
 #endif
   if (done < bytes.size()) {
@@ -239,7 +249,8 @@ uint64_t* ValueHeap::Allocate(std::string_view bytes) {
   uint64_t* blob = nullptr;
   if (Big(bytes.size())) {
     BeforeCuda();
-    blob = reinterpret_cast<uint64_t*>(PinnedChunk(bytes.size()));
+    // Rounded up to 16 bytes, as an arena block is: Fill writes whole pieces.
+    blob = reinterpret_cast<uint64_t*>(PinnedChunk((bytes.size() + 15) & ~uint64_t(15)));
     if (blob != nullptr) big_.insert(blob);
   } else {
     arena_.Flush();

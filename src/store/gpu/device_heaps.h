@@ -17,7 +17,8 @@
 // that submits the batch (write_plan.h). The GPU once did it for small
 // values (each thread storing 8-byte words to mapped host memory at random
 // addresses): that bounded general 50/50 at ~5 M PUTs/s on the H100
-// (2026-11-25, BENCHMARKS §2j), where the submitters' memcpy does not.
+// (2026-11-25, BENCHMARKS §2j), where the submitters' copies do not
+// (streaming stores for values of >= 64 bytes, ValueHeap::Fill).
 //
 // Both sit on a SizeClassArena: free lists by power-of-two class over chunks
 // carved with a bump pointer (big blobs get their own allocation). Threads:
@@ -170,10 +171,13 @@ class ValueHeap {
   void Prepare() { arena_.Prepare(); }
 
   // Fills a blob taken for `bytes`. A value of 64 bytes or more goes with
-  // non-temporal stores: the blob is a random line of a heap far larger
-  // than the caches, which an ordinary store would first read (the planner's
-  // ~100 ns miss per PUT); nobody reads it before the batch completes.
-  // The caller issues FillFence() before the blobs are published.
+  // non-temporal stores, its last 16-byte piece padded (a blob's block is
+  // a multiple of 16 bytes): the blob is a random line of a heap far larger
+  // than the caches, which an ordinary store would first read (the
+  // planner's ~100 ns miss per PUT), and no host thread reads it before its
+  // batch completes (the GPU may, for a later CAS in the same ARB: after
+  // the fence). The caller issues FillFence() before the blobs are
+  // published.
   static void Fill(uint64_t* blob, std::string_view bytes);
   static void FillFence();
 

@@ -424,8 +424,10 @@ void Pipeline::Complete(Slot& s) {
 }
 
 void Pipeline::FreeWrites(Slot& s) {
-  if (s.write_count == 0) return;
-  const WriteOut* wo = reinterpret_cast<const WriteOut*>(s.arb->out + s.out_writes);
+  // (Without write ops, placed plans are empty: only their flags change.)
+  const WriteOut* wo = s.write_count != 0
+                           ? reinterpret_cast<const WriteOut*>(s.arb->out + s.out_writes)
+                           : nullptr;
   const uint64_t seq = s.arb->seq;
   size_t j = 0;  // the write's slot: batches' writes in ARB order
   for (Request* r : s.reqs) {

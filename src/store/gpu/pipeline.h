@@ -13,7 +13,7 @@
 //
 // Launch, per ARB — host work is per batch (the general layout's memory for
 // stored values was taken when each batch was submitted, on the submitting
-// thread: write_plan.h; placing it in the ARB is a copy per write op):
+// thread: write_plan.h; placing it in the ARB is one copy per list):
 //   * each batch's columns become one block of the device input region:
 //     a page-locked batch of >= kDirectOps ops is DMA'd as is (zero copy);
 //     smaller ones (a server's rounds) are gathered with one memcpy per

@@ -334,10 +334,6 @@ __device__ __forceinline__ bool StepOp(const WindowTableView& t, const ArbView& 
   return done;
 }
 
-// Static claims (the resident kernel's small ARBs; StaticClaim): tile g
-// runs ops g, g + tiles, ... (at most kWindowTile), one lane holding each;
-// every tile of the warp takes one step per iteration and starts its next
-// op as soon as one is done.
 // One op's inputs as its claim loads them (its probe's start comes from the
 // hash): the same loads for both ways of claiming.
 struct OpInput {
@@ -349,6 +345,10 @@ __device__ __forceinline__ OpInput LoadOp(const ArbView& a, uint32_t i) {
   return {a.key[i], a.hash[i], uint32_t(a.ctl[i]), a.skip != nullptr && a.skip[i] != 0};
 }
 
+// Static claims (the resident kernel's small ARBs; StaticClaim): tile g
+// runs ops g, g + tiles, ... (at most kWindowTile), one lane holding each;
+// every tile of the warp takes one step per iteration and starts its next
+// op as soon as one is done.
 __device__ __forceinline__ void StaticOps(const WindowTableView& t, const ArbView& a,
                                           const StaticClaim& claim, const WTile& tile, bool leader) {
   const uint32_t per_tile = a.ops_per_warp < kWindowTile ? a.ops_per_warp : kWindowTile;

@@ -28,9 +28,9 @@
 
 namespace kvcg::store::gpu {
 
-// One write op of a batch (of an ARB once the pipeline has placed it).
+// One write op of a batch.
 struct WriteRef {
-  uint32_t op;     // index in the batch / the ARB
+  uint32_t op;     // index in the batch
   uint32_t klen;
   uint32_t vlen;   // PUT/CAS: the new value's size
   OpType type;
