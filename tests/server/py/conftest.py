@@ -172,6 +172,31 @@ def r(server):
     c.close()
 
 
+@pytest.fixture
+def b(server):
+    """A client that keeps bytes (binary values: bitmaps, SETRANGE)."""
+    c = server.client()
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def small_bulk_len(b):
+    """proto-max-bulk-len 1mb for the test (so limits are reached without 512 MB values)."""
+    old = b.config_get("proto-max-bulk-len")["proto-max-bulk-len"]
+    b.config_set("proto-max-bulk-len", 1024 * 1024)
+    yield 1024 * 1024
+    b.config_set("proto-max-bulk-len", old)
+
+
+def err(client, *args):
+    """The error text a command is refused with (it must be refused)."""
+    with pytest.raises(redis.ResponseError) as e:
+        client.execute_command(*args)
+    return str(e.value)
+
+
 def recv_all(sock, timeout=10.0):
     """Reads until the peer closes (or timeout); returns the bytes."""
     sock.settimeout(timeout)

@@ -5,36 +5,11 @@ and edge cases whose answers were taken from redis-server 7.0.15 (the same
 calls, run once by hand; the tests assert the fixed values)."""
 import threading
 
-import pytest
-import redis
+from conftest import err
 
 ERR_BIT_OFFSET = "bit offset is not an integer or out of range"
 ERR_BIT = "bit is not an integer or out of range"
 ERR_INT = "value is not an integer or out of range"
-
-
-@pytest.fixture
-def b(server):
-    """A client that keeps bytes (bitmaps are binary)."""
-    c = server.client()
-    c.flushall()
-    yield c
-    c.close()
-
-
-def err(client, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        client.execute_command(*args)
-    return str(e.value)
-
-
-@pytest.fixture
-def small_bulk_len(b):
-    """proto-max-bulk-len 1mb for the test (so limits are reached without 512 MB values)."""
-    old = b.config_get("proto-max-bulk-len")["proto-max-bulk-len"]
-    b.config_set("proto-max-bulk-len", 1024 * 1024)
-    yield 1024 * 1024
-    b.config_set("proto-max-bulk-len", old)
 
 
 # --- SETBIT / GETBIT

@@ -7,34 +7,13 @@ calls, run once by hand; the tests assert the fixed values)."""
 import threading
 
 import pytest
-import redis
+
+from conftest import err
 
 ERR_INT = "value is not an integer or out of range"
 ERR_FLOAT = "value is not a valid float"
 ERR_NAN = "increment would produce NaN or Infinity"
 ERR_TOO_BIG = "string exceeds maximum allowed size (proto-max-bulk-len)"
-
-
-@pytest.fixture
-def b(server):
-    c = server.client()
-    c.flushall()
-    yield c
-    c.close()
-
-
-def err(client, *args):
-    with pytest.raises(redis.ResponseError) as e:
-        client.execute_command(*args)
-    return str(e.value)
-
-
-@pytest.fixture
-def small_bulk_len(b):
-    old = b.config_get("proto-max-bulk-len")["proto-max-bulk-len"]
-    b.config_set("proto-max-bulk-len", 1024 * 1024)
-    yield 1024 * 1024
-    b.config_set("proto-max-bulk-len", old)
 
 
 # --- SETRANGE
