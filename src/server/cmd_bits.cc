@@ -206,11 +206,7 @@ void GetBit(CommandContext& ctx) {
 
 bool GetBitFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  CountKeyspaceHit(ctx, res);
+  if (ReadFailed(ctx, res)) return true;
   ctx.out.Integer(res.found() ? BitAt(res.value, static_cast<uint64_t>(ctx.cmd.i64)) : 0);
   return true;
 }
@@ -224,11 +220,7 @@ void BitCount(CommandContext& ctx) {
 
 bool BitCountFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  CountKeyspaceHit(ctx, res);
+  if (ReadFailed(ctx, res)) return true;
   if (!res.found()) {
     ctx.out.Integer(0);
     return true;
@@ -280,11 +272,7 @@ void BitPos(CommandContext& ctx) {
 bool BitPosFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
   const int bit = static_cast<int>(ctx.cmd.i64);
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  CountKeyspaceHit(ctx, res);
+  if (ReadFailed(ctx, res)) return true;
   if (!res.found()) {
     // A missing key is an endless run of zeros.
     ctx.out.Integer(bit ? -1 : 0);

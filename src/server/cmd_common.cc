@@ -23,6 +23,15 @@ void CountKeyspaceHit(CommandContext& ctx, const OpResultView& r) {
   Add(r.found() ? st.keyspace_hits : st.keyspace_misses, 1);
 }
 
+bool ReadFailed(CommandContext& ctx, const OpResultView& res) {
+  if (!res.succeeded()) {
+    ctx.StoreError(res);
+    return true;
+  }
+  CountKeyspaceHit(ctx, res);
+  return false;
+}
+
 bool ParseIntArg(std::string_view s, int* out, const char** error, const char* msg) {
   int64_t v;
   if (!ParseInt64(s, &v)) {

@@ -21,6 +21,10 @@ std::string ToLower(std::string_view s);
 // Counts a read of a key in INFO's keyspace_hits / keyspace_misses (Redis
 // counts the lookups of read commands: GET, GETRANGE, BITCOUNT, LCS, ...).
 void CountKeyspaceHit(CommandContext& ctx, const OpResultView& r);
+// The start of a one-key read's finish: a store error becomes the reply
+// (true: nothing more to answer); otherwise the keyspace hit or miss is
+// counted (false).
+bool ReadFailed(CommandContext& ctx, const OpResultView& res);
 // Redis's getIntFromObjectOrReply for a 32-bit integer argument (database
 // indexes). True with *out set; false with *error set to the reply: `msg`
 // when given, else kErrNotInteger for a non-integer or kErrIntRange for an

@@ -201,11 +201,7 @@ void GetEx(CommandContext& ctx) {
 }
 bool GetExFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  CountKeyspaceHit(ctx, res);
+  if (ReadFailed(ctx, res)) return true;
   if (ctx.cmd.phase == kGetexBadTime && res.found()) {
     TimeErrorReply(ctx, static_cast<TimeError>(ctx.cmd.i64));
     return true;
@@ -278,11 +274,7 @@ void Ttl(CommandContext& ctx) {
 }
 bool TtlFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  CountKeyspaceHit(ctx, res);
+  if (ReadFailed(ctx, res)) return true;
   if (!res.found()) {
     ctx.out.Integer(-2);
     return true;

@@ -121,11 +121,7 @@ void GetRange(CommandContext& ctx) {
 
 bool GetRangeFinish(CommandContext& ctx, ResultSpan r) {
   const OpResultView res = r[0];
-  if (!res.succeeded()) {
-    ctx.StoreError(res);
-    return true;
-  }
-  CountKeyspaceHit(ctx, res);
+  if (ReadFailed(ctx, res)) return true;
   int64_t start = 0, end = 0;
   ParseInt64(ctx.arg(2), &start);  // validated in GetRange
   ParseInt64(ctx.arg(3), &end);
