@@ -277,7 +277,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     uint32_t* wops = reinterpret_cast<uint32_t*>(aux_h + wop_off);
     for (size_t r = 0; r < s.reqs.size(); ++r) {
       const WritePlan& p = s.reqs[r]->plan;
-      if (!p.puts.empty()) std::memcpy(puts + segs[r].put_begin, p.puts.data(), p.puts.size() * sizeof(PutEntry));
+      if (!p.puts.empty()) {
+        std::memcpy(puts + segs[r].put_begin, p.puts.data(), p.puts.size() * sizeof(PutEntry));
+      }
       if (!p.write_ops.empty()) {
         std::memcpy(wops + segs[r].write_begin, p.write_ops.data(), p.write_ops.size() * 4);
       }
