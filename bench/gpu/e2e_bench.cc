@@ -84,11 +84,10 @@ double MeasurePcie(bool h2d) {
 //   in, fixed8: the benchmark's batches are fixed-width (kvcg/batch.h: one
 //       AppendBulk of 8-byte keys and values): type 1, key 8, value slot 8
 //       per op (a GET's slot travels too), no descriptors.
-//     general (16-byte keys, 64-byte values: descriptors kept): key
-//       descriptor (u64 offset | length) 8, value length 4, type 1, key
-//       bytes 16, + per PUT its put-list entry (PutEntry) and write-op index
-//       4. Values never cross: the host copies a PUT's value into the pinned
-//       value heap and the device stores a pointer to it.
+//     general (16-byte keys, 64-byte values, also fixed-width since 2m):
+//       type 1, key bytes 16, + per PUT its put-list entry (PutEntry) and
+//       write-op index 4. Values never cross: the host copies a PUT's value
+//       into the pinned value heap and the device stores a pointer to it.
 //   out, every op: code 1; fixed8: + the value 8; general: + a ValueRef 16
 //       (a view into the value heap, read in place) + per write op a WriteOut.
 struct PcieBytes {
@@ -96,7 +95,7 @@ struct PcieBytes {
 };
 PcieBytes BytesPerOp(Shape shape, double p) {
   if (!shape.general) return PcieBytes{1.0 + 8 + 8, 1.0 + 8};
-  PcieBytes b{8.0 + 4 + 1 + double(shape.key_bytes()), 1.0};
+  PcieBytes b{1.0 + double(shape.key_bytes()), 1.0};
   b.in += p * double(sizeof(g::PutEntry) + 4);
   b.out += double(sizeof(ValueRef)) + p * double(sizeof(g::WriteOut));
   return b;
@@ -413,7 +412,7 @@ int RunE2e(const Args& args) {
               args.warmup, args.pregenerated, args.prefetch);
   std::printf("  \"pcie_h2d_gbs\": %.1f, \"pcie_d2h_gbs\": %.1f,\n", h2d, d2h);
   std::printf("  \"pcie_bytes_per_op\": \"in: fixed8 (fixed-width batches) 1 type + 8 key + 8 "
-              "value slot; general 8 key descriptor + 4 value length + 1 type + 16 key bytes + "
+              "value slot; general (fixed-width batches too) 1 type + 16 key bytes + "
               "%zu per PUT (PutEntry + write-op index), values stay in host memory. out: 1 code; "
               "fixed8 + 8 value; general + %zu ValueRef + %zu per PUT (WriteOut). bound = "
               "min(H2D / in, D2H / out)\",\n",

@@ -25,13 +25,16 @@
 // kFixedMaxValueWidth; no compare-and-swap, no expiry) keeps no per-op
 // descriptors: op i's key is the key_width bytes at key_bytes + i * key_width
 // and its value slot the value_width bytes at value_bytes + i * value_width
-// (a GET's slot is unused). keys(), values(), value_lens() and
-// expected_column() are then null; fixed_width() says so, and the per-op
-// accessors work either way. Any other append turns the batch back into the
-// general form first (writing the descriptors of the ops so far). Why: for
-// 8-byte keys and values the descriptors were 28 of a fixed8 op's 45 bytes,
-// written by the submitter and, 20 of them, sent over PCIe (measured on the
-// H100 host, docs/BENCHMARKS.md section 2b).
+// (a GET's slot is unused; slots wider than 8 bytes are written only for the
+// ops that store, so an unused one costs memory, not a write). keys(),
+// values(), value_lens() and expected_column() are then null; fixed_width()
+// says so, and the per-op accessors work either way. Any other append turns
+// the batch back into the general form first (writing the descriptors of the
+// ops so far). Why: for 8-byte keys and values the descriptors were 28 of a
+// fixed8 op's 45 bytes, written by the submitter and, 20 of them, sent over
+// PCIe; for 16-byte keys and 64-byte values (the general layout, whose values
+// do not travel to the device) 28 of a GET's 45 bytes, 12 of them sent
+// (measured on the H100 host, docs/BENCHMARKS.md sections 2b and 2m).
 //
 // Memory. The columns and both arenas come from a BatchMemory. The default is
 // the C++ heap; Store::NewBatch() returns a batch whose memory the store can
@@ -157,9 +160,11 @@ class Batch {
   // Offset recorded for bytes a batch could not hold (see Limits above).
   static constexpr uint32_t kOverflow = ~uint32_t(0);
   // The widest value a fixed-width batch keeps in per-op slots (see
-  // Fixed-width batches above): a GET's unused slot must cost no more than
-  // the 12 bytes of descriptors it replaces.
-  static constexpr size_t kFixedMaxValueWidth = 8;
+  // Fixed-width batches above): one cache line. A GET's unused slot then
+  // costs at most 64 bytes of the batch's memory and no write, while wider
+  // values would make a mostly-GET batch's value arena much larger than its
+  // values.
+  static constexpr size_t kFixedMaxValueWidth = 64;
 
   // An empty batch in `memory` (null: the heap).
   explicit Batch(BatchMemory* memory = nullptr);

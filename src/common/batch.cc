@@ -97,14 +97,27 @@ class HeapMemory final : public BatchMemory {
 // Bytes per op of all per-op columns together (see Rebind for the order).
 constexpr size_t kOpBytes = 8 + 8 + 8 + 8 + 4 + 1 + 1;
 constexpr size_t Align8(size_t x) { return (x + 7) & ~size_t(7); }
-// AppendBulk's prefetch of scattered source values: how many ops ahead, and
-// at most how many lines of each value.
-constexpr size_t kValueLookahead = 16;
-constexpr size_t kValueLookaheadLines = 4;
 constexpr size_t Align64(size_t x) { return (x + 63) & ~size_t(63); }
 // Region bytes for `ops` ops: each column starts 64-byte aligned.
 constexpr size_t OpRegionBytes(size_t ops) {
   return Align64(ops * 8) * 4 + Align64(ops * 4) + Align64(ops) * 2;
+}
+
+// AppendBulk reads the values of the storing ops at scattered places of its
+// `values` column (a GET's slot is skipped): each would be a cache miss in a
+// row, so at op i the first lines of op i + kValueLookahead's value are
+// requested, if it stores. (kvcg-bench-gpu e2e, general 95/5: ~175 ns per
+// PUT without it.)
+constexpr size_t kValueLookahead = 16;
+constexpr size_t kValueLookaheadLines = 4;
+void PrefetchStoredValue(const OpType* types, const char* values, size_t value_width, size_t i,
+                         size_t n) {
+  if (i + kValueLookahead >= n) return;
+  const OpType a = types[i + kValueLookahead];
+  if (a != OpType::kPut && a != OpType::kCompareAndSwap) return;
+  const char* p = values + (i + kValueLookahead) * value_width;
+  const size_t lines = std::min<size_t>((value_width + 63) / 64, kValueLookaheadLines);
+  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
 }
 
 }  // namespace
@@ -415,12 +428,25 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     Rebind();
     std::memcpy(types_ + n_, types, n);
     std::memcpy(keyr_.p + key_used_, keys, key_width * n);
-    if (value_width != 0) {
-      char* vdst = valr_.p + value_used_;
+    char* vdst = valr_.p + value_used_;
+    if (value_width == 0) {
+    } else if (value_width <= 8) {  // one copy: cheaper than skipping the GETs' slots
       if (values != nullptr) {
         std::memcpy(vdst, values, value_width * last_store);
       } else {
         std::memset(vdst, 0, value_width * last_store);
+      }
+    } else {  // only the slots of the ops that store (see batch.h)
+      const char* vsrc = static_cast<const char*>(values);
+      for (size_t i = 0; i < last_store; ++i) {
+        const OpType t = types[i];
+        if (t != OpType::kPut && t != OpType::kCompareAndSwap) continue;
+        if (vsrc == nullptr) {
+          std::memset(vdst + i * value_width, 0, value_width);
+          continue;
+        }
+        PrefetchStoredValue(types, vsrc, value_width, i, n);
+        std::memcpy(vdst + i * value_width, vsrc + i * value_width, value_width);
       }
     }
     fixed_key_ = uint32_t(key_width);
@@ -451,21 +477,10 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   }
   const uint64_t klen = uint64_t(key_width) << 32;
   size_t voff = value_used_;
-  // The values of the storing ops are read at scattered places of `values`
-  // (a GET's slot is skipped): each would be a cache miss in a row, so the
-  // first lines of the value kValueLookahead ops ahead are requested early.
-  // (kvcg-bench-gpu e2e, general 95/5: ~175 ns per PUT without this.)
   const char* vsrc = static_cast<const char*>(values);
-  const size_t lookahead_lines = std::min<size_t>((value_width + 63) / 64, kValueLookaheadLines);
   for (size_t i = 0; i < n; ++i) {
     const size_t j = n_ + i;
-    if (vsrc != nullptr && i + kValueLookahead < n) {
-      const OpType a = types[i + kValueLookahead];
-      if (a == OpType::kPut || a == OpType::kCompareAndSwap) {
-        const char* p = vsrc + (i + kValueLookahead) * value_width;
-        for (size_t l = 0; l < lookahead_lines; ++l) __builtin_prefetch(p + 64 * l);
-      }
-    }
+    if (vsrc != nullptr) PrefetchStoredValue(types, vsrc, value_width, i, n);
     keys_[j] = uint64_t(key_used_ + i * kpad) | klen;
     const OpType t = types[i];
     const bool stores = t == OpType::kPut || t == OpType::kCompareAndSwap;

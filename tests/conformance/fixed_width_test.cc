@@ -15,8 +15,8 @@
 namespace kvcg::conformance {
 namespace {
 
-// Ops on `keys` distinct keys of `key_width` bytes with 8-byte values, as
-// columns, with the model's expected answer per op (nullopt: kNotFound).
+// Ops on `keys` distinct keys of `key_width` bytes with `value_width`-byte
+// values, as columns, with the model's expected answer per op (nullopt: kNotFound).
 struct Columns {
   std::vector<OpType> types;
   std::string keys, values;
@@ -30,17 +30,19 @@ std::string FixedKey(uint64_t k, size_t width) {
   return key;
 }
 
-std::string FixedValue(uint64_t i) {
-  std::string v(8, '\0');
-  const uint64_t x = i * 0x9E3779B97F4A7C15ull + 1;
-  std::memcpy(v.data(), &x, 8);
+std::string FixedValue(uint64_t i, size_t width = 8) {
+  std::string v(width, '\0');
+  for (size_t w = 0; w < width / 8; ++w) {
+    const uint64_t x = (i + w) * 0x9E3779B97F4A7C15ull + 1;
+    std::memcpy(v.data() + w * 8, &x, 8);
+  }
   return v;
 }
 
 // n random GET / PUT / DELETE ops; the value array ends at the last PUT (a
 // caller need not pass value slots past it, and ASan checks we read none).
 Columns MakeOps(std::mt19937_64& rng, size_t n, uint64_t keys, size_t key_width,
-                std::map<std::string, std::string>& model) {
+                std::map<std::string, std::string>& model, size_t value_width = 8) {
   Columns c;
   size_t last_put = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -49,7 +51,7 @@ Columns MakeOps(std::mt19937_64& rng, size_t n, uint64_t keys, size_t key_width,
     c.want.push_back(it == model.end() ? std::nullopt : std::optional<std::string>(it->second));
     const int kind = int(rng() % 4);
     const OpType t = kind == 0 ? OpType::kDelete : kind == 1 ? OpType::kPut : OpType::kGet;
-    std::string value = FixedValue(rng());
+    std::string value = FixedValue(rng(), value_width);
     if (t == OpType::kPut) {
       model[key] = value;
       last_put = i + 1;
@@ -60,7 +62,7 @@ Columns MakeOps(std::mt19937_64& rng, size_t n, uint64_t keys, size_t key_width,
     c.keys += key;
     c.values += value;
   }
-  c.values.resize(last_put * 8);
+  c.values.resize(last_put * value_width);
   return c;
 }
 
@@ -79,23 +81,29 @@ size_t KeyWidth(bool fixed8) { return fixed8 ? 8 : 16; }
 
 // Small and large batches (the GPU's one-block prepare, its device-wide
 // prepare, and its direct DMA of page-locked batches), each op against the
-// model, the batch checked to be fixed-width.
+// model, the batch checked to be fixed-width. The general layout also takes
+// values of up to a cache line in fixed-width batches (16 and 64 bytes:
+// slots written only for the ops that store).
 TEST_P(Conformance, FixedWidthBatchesAnswerLikeTheModel) {
   std::mt19937_64 rng(7);
   std::map<std::string, std::string> model;
   const size_t kw = KeyWidth(fixed8());
-  for (size_t n : {size_t(1), size_t(300), size_t(5000), size_t(70000)}) {
-    SCOPED_TRACE(n);
-    // Few keys for the small batches (same-key order inside one), many for
-    // the large one.
-    const uint64_t keys = n < 1000 ? 40 : 20000;
-    Columns c = MakeOps(rng, n, keys, kw, model);
-    Batch b = NewBatch();
-    b.AppendBulk(c.types.data(), c.keys.data(), kw, c.values.data(), 8, n);
-    ASSERT_TRUE(b.fixed_width());
-    ASSERT_EQ(b.keys(), nullptr);
-    Results r = Run(std::move(b));
-    ASSERT_NO_FATAL_FAILURE(Expect(r, c, 0, "fixed-width batch"));
+  std::vector<size_t> widths = {8};
+  if (!fixed8()) widths = {8, 16, 64};
+  for (size_t vw : widths) {
+    for (size_t n : {size_t(1), size_t(300), size_t(5000), size_t(70000)}) {
+      SCOPED_TRACE("value width " + std::to_string(vw) + ", " + std::to_string(n) + " ops");
+      // Few keys for the small batches (same-key order inside one), many for
+      // the large one.
+      const uint64_t keys = n < 1000 ? 40 : 20000;
+      Columns c = MakeOps(rng, n, keys, kw, model, vw);
+      Batch b = NewBatch();
+      b.AppendBulk(c.types.data(), c.keys.data(), kw, c.values.data(), vw, n);
+      ASSERT_TRUE(b.fixed_width());
+      ASSERT_EQ(b.keys(), nullptr);
+      Results r = Run(std::move(b));
+      ASSERT_NO_FATAL_FAILURE(Expect(r, c, 0, "fixed-width batch"));
+    }
   }
   EXPECT_EQ(store_->Size(), model.size());
 }
@@ -170,9 +178,9 @@ TEST_P(Conformance, FixedWidthBatchStaysCorrectAfterAnAppend) {
 }
 
 // Widths the layout does not take are refused per op, as for any batch:
-// 16-byte keys in a fixed8 store.
+// 16-byte keys in a fixed8 store, and 64-byte values (a PUT's only).
 TEST_P(Conformance, FixedWidthBatchWithWrongWidthsIsRefusedPerOp) {
-  if (!fixed8()) GTEST_SKIP() << "only fixed8 limits key widths";
+  if (!fixed8()) GTEST_SKIP() << "only fixed8 limits key and value widths";
   std::vector<OpType> types = {OpType::kPut, OpType::kGet, OpType::kDelete};
   const std::string keys = FixedKey(1, 16) + FixedKey(2, 16) + FixedKey(3, 16);
   const std::string values(3 * 8, 'v');
@@ -183,6 +191,15 @@ TEST_P(Conformance, FixedWidthBatchWithWrongWidthsIsRefusedPerOp) {
   for (size_t i = 0; i < types.size(); ++i) {
     EXPECT_TRUE(Failed(r[i], Code::kInvalidArgument)) << i;
   }
+  const std::string keys8 = FixedKey(1, 8) + FixedKey(2, 8) + FixedKey(3, 8);
+  const std::string wide(3 * 64, 'w');
+  Batch w = NewBatch();
+  w.AppendBulk(types.data(), keys8.data(), 8, wide.data(), 64, types.size());
+  ASSERT_TRUE(w.fixed_width());
+  Results rw = Run(std::move(w));
+  EXPECT_TRUE(Failed(rw[0], Code::kInvalidArgument)) << "a 64-byte value in fixed8";
+  EXPECT_TRUE(NotFound(rw[1]));
+  EXPECT_TRUE(NotFound(rw[2]));
   EXPECT_EQ(store_->Size(), 0u);
 }
 

@@ -596,12 +596,13 @@ TEST(Batch, AppendBulkEqualsAppendLoop) {
 }
 
 // Fixed-width batches (batch.h): AppendBulk into an empty batch with one
-// key width and a value width of at most 8 keeps no descriptors; accessors,
+// key width and a value width of at most 64 keeps no descriptors (slots
+// wider than 8 bytes are written only for the ops that store); accessors,
 // copies, moves, AppendFrom and a later Append all see the same ops as an
 // Append loop builds.
 TEST(Batch, FixedWidthBatchEqualsAppendLoop) {
   for (size_t kw : {size_t(8), size_t(16)}) {
-    for (size_t vw : {size_t(8), size_t(0)}) {
+    for (size_t vw : {size_t(8), size_t(0), size_t(16), size_t(64)}) {
       SCOPED_TRACE("key width " + std::to_string(kw) + " value width " + std::to_string(vw));
       const size_t n = 41;
       std::vector<OpType> types(n);
@@ -678,7 +679,7 @@ TEST(Batch, FixedWidthOnlyWhereItFits) {
   const std::vector<OpType> gets(4, OpType::kGet);
   const std::vector<OpType> cas = {OpType::kGet, OpType::kCompareAndSwap, OpType::kGet,
                                    OpType::kGet};
-  const std::string keys(4 * 16, 'k'), values(4 * 16, 'v');
+  const std::string keys(4 * 16, 'k'), values(4 * 72, 'v');
   auto fixed = [&](const std::vector<OpType>& t, size_t kw, size_t vw) {
     Batch b;
     b.AppendBulk(t.data(), keys.data(), kw, values.data(), vw, t.size());
@@ -686,7 +687,9 @@ TEST(Batch, FixedWidthOnlyWhereItFits) {
   };
   EXPECT_TRUE(fixed(gets, 8, 8));
   EXPECT_TRUE(fixed(gets, 16, 0));
-  EXPECT_FALSE(fixed(gets, 8, 16)) << "value wider than kFixedMaxValueWidth";
+  EXPECT_TRUE(fixed(gets, 8, 64));
+  EXPECT_FALSE(fixed(gets, 8, 72)) << "value wider than kFixedMaxValueWidth";
+  EXPECT_FALSE(fixed(gets, 8, 12)) << "value width not a multiple of 8";
   EXPECT_FALSE(fixed(gets, 5, 8)) << "key width not a multiple of 8";
   EXPECT_FALSE(fixed(gets, 0, 8)) << "empty keys";
   EXPECT_FALSE(fixed(cas, 8, 8)) << "compare-and-swap";
