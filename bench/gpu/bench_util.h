@@ -49,7 +49,6 @@ struct Args {
   bool cpu = true;            // e2e, latency: also run the CPU backend
   bool consume_in_completion = true;  // e2e: false = on the submitter thread
   int pregenerated = 0;       // e2e: batches of columns generated ahead per thread (0: none)
-  int prefetch = 16;          // e2e: the consumer prefetches the value this many results ahead (0: none)
   std::string mix;            // e2e: only this mix (empty: all)
   int iterations = 20000;     // latency: measured batches per cell
 };

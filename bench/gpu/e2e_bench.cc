@@ -14,12 +14,10 @@
 //     each found value's bytes are checked against the key's value and
 //     xor'ed into a checksum — in the completion (default), or, with
 //     --consume submitter, on the submitting thread (the completion moves the
-//     Results there). The consumer prefetches --prefetch results ahead
-//     (Results::Prefetch), as a consumer of many values should. Every op
-//     must answer kOk (every key exists and PUTs rewrite the key's own
-//     value), else the run fails. Throughput is the ops completed during
-//     --seconds after --warmup seconds, batch building and consuming
-//     included.
+//     Results there). Every op must answer kOk (every key exists and PUTs
+//     rewrite the key's own value), else the run fails. Throughput is the
+//     ops completed during --seconds after --warmup seconds, batch building
+//     and consuming included.
 // Next to it, the PCIe bound: pinned H2D and D2H bandwidth measured in the
 // same run, divided by the bytes one op moves in the pipeline's batch format
 // (BytesPerOp below).
@@ -119,7 +117,6 @@ struct Shared {
   int depth = 2;
   uint32_t batch = 0;
   bool consume_in_completion = true;
-  int prefetch = 0;  // Results::Prefetch this many results ahead (0: none)
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> ops{0}, bad{0}, checksum{0};
   // The submitter threads' own time, summed over threads: building and
@@ -140,10 +137,7 @@ void Consume(Shared& sh, const Slot& s, const Results& r) {
   if (r.size() != idx.size()) {
     bad = idx.size() + 1;
   } else {
-    const size_t ahead = size_t(sh.prefetch);
-    for (size_t j = 0; j < ahead && j < r.size(); ++j) r.Prefetch(j);
     for (size_t j = 0; j < r.size(); ++j) {
-      if (ahead != 0) r.Prefetch(j + ahead);
       bad += !CheckResult(r, j, s.want, idx[j], sh.shape, &sum);
     }
   }
@@ -245,7 +239,6 @@ Cell RunMix(Store* store, Shape shape, int log2, const Mix& mix, const Args& arg
   sh.depth = args.depth;
   sh.batch = uint32_t(args.batch);
   sh.consume_in_completion = args.consume_in_completion;
-  sh.prefetch = args.prefetch;
   const uint64_t mask = (1ull << log2) - 1;
   const uint32_t B = sh.batch;
   std::vector<std::thread> th;
@@ -407,9 +400,9 @@ int RunE2e(const Args& args) {
               args.consume_in_completion ? "in the completion" : "on the submitting thread");
   std::printf("  \"keys\": %llu, \"submit_threads\": %d, \"in_flight_per_thread\": %d, "
               "\"ops_per_submit\": %d, \"seconds\": %.1f, \"warmup_s\": %.1f, "
-              "\"pregenerated_batches_per_thread\": %d, \"consumer_prefetch_ahead\": %d,\n",
+              "\"pregenerated_batches_per_thread\": %d,\n",
               (unsigned long long)keys, args.threads, args.depth, args.batch, args.seconds,
-              args.warmup, args.pregenerated, args.prefetch);
+              args.warmup, args.pregenerated);
   std::printf("  \"pcie_h2d_gbs\": %.1f, \"pcie_d2h_gbs\": %.1f,\n", h2d, d2h);
   std::printf("  \"pcie_bytes_per_op\": \"in: fixed8 (fixed-width batches) 1 type + 8 key + 8 "
               "value slot; general (fixed-width batches too) 1 type + 16 key bytes + "

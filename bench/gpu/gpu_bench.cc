@@ -37,9 +37,6 @@
 //                        before the clock starts and cycles through them
 //                        (an embedder whose keys are already in arrays);
 //                        0 (default): generated per batch
-//   --prefetch N         e2e: the consumer calls Results::Prefetch(i + N)
-//                        before reading result i's value (default 16; 0: no
-//                        prefetch, a consumer that reads values as they come)
 //   --iterations N       latency: samples per cell (default 20000)
 #include <cuda_runtime.h>
 
@@ -54,8 +51,7 @@ int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s kernel|e2e|latency|expiry [--keys-log2 N] [--layout fixed8|general|both] "
                "[--cpu 0|1] [--threads T] [--depth D] [--batch N] [--seconds S] [--warmup S] "
-               "[--consume completion|submitter] [--pregenerated P] [--prefetch N] [--mix NAME] "
-               "[--iterations N]\n",
+               "[--consume completion|submitter] [--pregenerated P] [--mix NAME] [--iterations N]\n",
                argv0);
   return 1;
 }
@@ -82,7 +78,6 @@ int main(int argc, char** argv) {
       else if (f == "--depth") args.depth = std::stoi(v);
       else if (f == "--batch") args.batch = std::stoi(v);
       else if (f == "--pregenerated") args.pregenerated = std::stoi(v);
-      else if (f == "--prefetch") args.prefetch = std::stoi(v);
       else if (f == "--mix") {
         if (v != "get95_put5" && v != "get100" && v != "get50_put50") {
           std::fprintf(stderr, "unknown mix %s\n", v.c_str());
@@ -106,7 +101,6 @@ int main(int argc, char** argv) {
       return Usage(argv[0]);
     }
     if (f == "--consume" && v != "completion" && v != "submitter") return Usage(argv[0]);
-    if (f == "--prefetch" && args.prefetch < 0) return Usage(argv[0]);
   }
   if (args.layout != "fixed8" && args.layout != "general" && args.layout != "both") {
     return Usage(argv[0]);

@@ -131,18 +131,6 @@ class Results {
   }
   OpResultView operator[](size_t i) const { return {code(i), value(i), expire_at(i)}; }
 
-  // Starts loading the first cache line of value(i), so that reading it
-  // later does not stall. On the GPU backend a view points into the store's
-  // host value heap, where successive results' values lie at random lines;
-  // a consumer that reads them in order stalls on each (~25 ns per value on
-  // the H100 host, docs/BENCHMARKS.md 2m) unless it prefetches ahead, e.g.
-  // Prefetch(i + 16) while reading value(i). A hint only: no effect when i
-  // is out of range or result i holds no value, never a fault.
-  void Prefetch(size_t i) const {
-    if (i >= n_ || views_ == nullptr || codes_[i] != Code::kOk) return;
-    __builtin_prefetch(views_[i].data);
-  }
-
   // Copies every result (tests, simple callers).
   std::vector<OpResult> ToOwned() const;
 

@@ -10,7 +10,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -182,13 +181,6 @@ void IoThread::PostCompletion(SharedRound* round) {
 
 void IoThread::Deliver(SharedRound* round) {
   stats_.store_latency.Record(NowNs() - round->submit_ns);
-  // The members copy their values into replies next, on this thread; on the
-  // GPU backend each value is a random line of the store's host heap, so
-  // their loads are started together here instead of one stall per reply
-  // (the first kPrefetchResults: more would only push each other out of L1).
-  constexpr size_t kPrefetchResults = 256;
-  const size_t n = std::min(round->results.size(), kPrefetchResults);
-  for (size_t i = 0; i < n; ++i) round->results.Prefetch(i);
   for (SharedRound::Member& m : round->members) {
     if (m.early) continue;
     m.conn->MarkRoundReady();

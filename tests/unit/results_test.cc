@@ -107,36 +107,6 @@ TEST(Results, FixedWidthWords) {
   EXPECT_EQ(r[2].value.size(), 8u);
 }
 
-// Prefetch is a hint for consumers that read values in order: any index may
-// be asked for (a consumer prefetches i + N near the end), and only a found
-// result's view is looked at. The columns live on the heap so that a read
-// past them is caught under AddressSanitizer; fixed-width results have no
-// views at all (a null column that must not be read).
-TEST(Results, PrefetchTouchesOnlyFoundViewsInRange) {
-  const auto codes = std::make_unique<Code[]>(2);
-  codes[0] = Code::kOk;
-  codes[1] = Code::kNotFound;
-  const char bytes[] = "abcdefgh";
-  const auto views = std::make_unique<ValueRef[]>(2);
-  views[0] = {bytes, 3};
-  views[1] = {nullptr, 0};
-  const Results r(2, codes.get(), views.get(), nullptr);
-  for (size_t i = 0; i < 64; ++i) r.Prefetch(i);
-  EXPECT_EQ(r.value(0), "abc") << "a prefetch changes nothing";
-  EXPECT_EQ(r.value(1), "");
-
-  const auto words = std::make_unique<uint64_t[]>(2);
-  words[0] = 0x4847464544434241ull;
-  words[1] = 0;
-  const Results fixed(2, codes.get(), words.get(), nullptr);
-  for (size_t i = 0; i < 4; ++i) fixed.Prefetch(i);
-  EXPECT_EQ(fixed.value(0), "ABCDEFGH");
-
-  Results empty;
-  empty.Prefetch(0);
-  EXPECT_TRUE(empty.empty());
-}
-
 TEST(Results, ReleaseDestroysTheOwnerOnceAndIsIdempotent) {
   int destroyed = 0;
   const Code codes[] = {Code::kOk};
