@@ -125,7 +125,7 @@ int RunKernelGeneral(const Args& args) {
       MeasureBounds(table.buckets, (uint64_t(1) << table.bucket_bits) * g::kSlabBytes, rig);
   const uint64_t buckets = uint64_t(1) << table.bucket_bits;
   const TableBytes tb = TableDeviceBytes(*gs);
-  const uint64_t rec_bytes = g::KeyRecordBytes(kKeyBytes);
+  const uint64_t rec_bytes = g::KeyRecordAllocBytes(kKeyBytes);  // with the value copy
 
   // One blob slot per op of the kKernelBatches batches (PUTs use theirs).
   const uint64_t blob_slots = uint64_t(kKernelBatches) * batch;
@@ -139,7 +139,8 @@ int RunKernelGeneral(const Args& args) {
   std::printf("  \"key_record_bytes_per_key\": %llu, \"key_record_bytes_per_key_allocated\": %llu,\n",
               (unsigned long long)rec_bytes, (unsigned long long)std::bit_ceil(rec_bytes));
   std::printf("  \"memory_note\": \"bytes_per_key: bucket array + pool slabs used (with access "
-              "bytes), device; key records (header + 16 key bytes, device) are separate, allocated "
+              "bytes), device; key records (header + 16 key bytes + the 64-byte value copy, device) "
+              "are separate, allocated "
               "in power-of-two size classes; values (ValueBlob: the 64 bytes) live in "
               "pinned host memory and are not counted\",\n");
   std::printf("  \"bound_note\": \"a probe reads a slab's 256-byte key half: slab256 is the bound of "

@@ -4,8 +4,9 @@
 // operation, in batch order. Nothing is copied per operation on the way:
 // on the GPU backend, codes and views are written by the GPU into
 // page-locked memory, and a view points straight at the value in the
-// store's host value heap; on the CPU backend, values are copied once into
-// one arena per batch.
+// store's host value heap (or, for a value of up to 64 bytes read by a
+// GET of a large batch, at the copy the GPU wrote next to the codes); on
+// the CPU backend, values are copied once into one arena per batch.
 //
 // Lifetimes (as LevelDB's Slice). The bytes a view points to stay valid and
 // unchanged until the Results that produced it is destroyed or Release()d —

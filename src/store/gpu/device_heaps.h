@@ -118,7 +118,7 @@ class KeyRecordHeap {
   KeyRecordHeap(const KeyRecordHeap&) = delete;
   KeyRecordHeap& operator=(const KeyRecordHeap&) = delete;
 
-  static uint64_t RecordBytes(uint32_t key_bytes) { return KeyRecordBytes(key_bytes); }
+  static uint64_t RecordBytes(uint32_t key_bytes) { return KeyRecordAllocBytes(key_bytes); }
   static uint32_t ClassOf(uint32_t key_bytes) {
     return SizeClassArena::ClassOf(RecordBytes(key_bytes));
   }

@@ -56,7 +56,7 @@ __device__ void SetExpire(const TableView& t, uint64_t* slab, uint64_t meta, uin
 }
 
 template <int kTile>
-__device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
+__device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, uint32_t op_index,
                           bool skip, const Tile<kTile>& tile, uint8_t* code_out,
                           uint64_t* value_out, uint32_t* len_out, uint64_t* rec_out,
                           uint64_t* exp_out) {
@@ -71,6 +71,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   uint64_t rv = 0, rr = 0;
   uint64_t cur_exp = 0;  // the found key's expire-at (0 = none)
   uint32_t rlen = 0;
+
+  // PUT/CAS: the new value's words for the record's value copy
+  // (lslab_types.h), one per lane, loaded from the blob in host memory now
+  // so that the PCIe round trip overlaps the group wait and the probe.
+  // Volatile, as BlobEquals: a reused blob's line must not come from a cache.
+  const bool copy_in = !skip && (type == kOpPut || type == kOpCas) && op.value != 0 &&
+                       op.vlen <= kValueCopyBytes;
+  uint64_t vword = 0;
+  if (copy_in && tile.lane * 8 < op.vlen) {
+    vword = reinterpret_cast<const volatile uint64_t*>(op.value)[tile.lane];
+  }
 
   const bool poisoned = GroupWait(a, group, need, tile);
   if (poisoned) {
@@ -245,6 +256,15 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     if (type == kOpGet && found >= 0) {
       touch_slot = found;
       touch_idx = found_idx;
+      // A large ARB returns a short value in its output (ArbView::
+      // value_slots). The record is the one validated above, and only an
+      // op on the same key could change it: those are ordered after this one.
+      if (a.value_slots != nullptr && rlen <= kValueCopyBytes) {
+        const uint64_t* copy = rec + RecordCopyWord(uint32_t(rec_hdr));
+        uint64_t* slot = a.value_slots + size_t(op_index) * (kValueCopyBytes / 8);
+        if (tile.lane * 8 < rlen) St(slot + tile.lane, Ld(copy + tile.lane));
+        rv = reinterpret_cast<uint64_t>(a.value_slots_host) + uint64_t(op_index) * kValueCopyBytes;
+      }
     }
     if (type == kOpDelete) {
       if (found >= 0) {
@@ -315,6 +335,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         }
         ok = tile.Shfl(ok, 0);
         if (ok) {
+          if (copy_in && tile.lane * 8 < op.vlen) {
+            St(rec + RecordCopyWord(uint32_t(rec_hdr)) + tile.lane, vword);
+          }
           code |= kResStored;
           touch_slot = found;
           touch_idx = found_idx;
@@ -372,6 +395,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) {
             St(r + kRecordKeyWord + w, src[w]);
           }
+          if (copy_in && tile.lane * 8 < op.vlen) St(r + RecordCopyWord(klen) + tile.lane, vword);
           if (leader) {
             St(r, op.value);
             St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
@@ -401,8 +425,8 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     if (leader && touch_slot >= 0 && t.access_mode != kAccessNone) {
       TouchAccess(t, AccessByte(t, bucket, touch_idx, touch_slot), touch_new, op.hash);
     }
-    // Lanes other than the leader wrote a key record: make it visible before
-    // the leader's release.
+    // Lanes other than the leader wrote a key record (key words, value
+    // copy): make it visible before the leader's release.
     if (writer) __threadfence();
     tile.Sync();
     if (leader && writer) WriteUnlock(lock);
@@ -469,9 +493,9 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
       uint8_t code;
       uint64_t rv, rr, exp;
       uint32_t rlen;
-      ProcessOp<kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp);
+      const uint32_t idx = base + leader * stride;
+      ProcessOp<kTile>(t, a, op, idx, skip, tile, &code, &rv, &rlen, &rr, &exp);
       if (tile.lane == 0) {
-        const uint32_t idx = base + leader * stride;
         if (a.out_codes != nullptr) {
           WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp);
         } else {

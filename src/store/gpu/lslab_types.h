@@ -37,6 +37,15 @@
 //   word 1: key length (low 32) | value length (high 32)
 //   word 2: expire-at (kvcg/batch.h: ms since the epoch; 0 = none)
 //   words 3..: key bytes, zero-padded to a multiple of 8
+//   then 8 words: a copy of the value when it is at most kValueCopyBytes
+//     long (garbage otherwise). Why: a large ARB's GET copies it into the
+//     ARB's output, so its consumer reads the value from the results it
+//     was handed, in order, instead of at a random line of the host value
+//     heap (~20 ns per GET on the H100 host, docs/BENCHMARKS.md 2m). PUT
+//     and CAS write it when they store (reading the new blob over PCIe);
+//     the blob stays the value of record (snapshots, CAS compares, larger
+//     values). KeyRecordBytes is the record without the copy (what a
+//     snapshot image holds), KeyRecordAllocBytes with it.
 // fixed8 stores no expiry (its ops with one are refused before the kernel).
 // ValueBlob (pinned host memory, visible to the device through UVA): just
 //   the value's bytes, 8-byte aligned, in a power-of-two class of at least 16
@@ -69,10 +78,20 @@ constexpr uint64_t kPoolChunkBytes = uint64_t(kPoolChunkSlabs) * kSlabAndAccessB
 constexpr uint64_t kVolatileBit = 1ull << 31;  // meta: the slab's volatile hint
 constexpr uint32_t kRecordExpireWord = 2;      // general key record: expire-at
 constexpr uint32_t kRecordKeyWord = 3;         // general key record: first key word
+constexpr uint32_t kValueCopyBytes = 64;       // general key record: the value copy's size
 
-// Record bytes of a key of `key_bytes` (general layout).
+// Record bytes of a key of `key_bytes` (general layout), without the value
+// copy: the header and the key.
 KVCG_HD inline uint64_t KeyRecordBytes(uint32_t key_bytes) {
   return 8ull * kRecordKeyWord + ((uint64_t(key_bytes) + 7) & ~7ull);
+}
+// The bytes a record takes in device memory: with the value copy.
+KVCG_HD inline uint64_t KeyRecordAllocBytes(uint32_t key_bytes) {
+  return KeyRecordBytes(key_bytes) + kValueCopyBytes;
+}
+// The value copy's first word in a record of a key of `key_bytes`.
+KVCG_HD inline uint32_t RecordCopyWord(uint32_t key_bytes) {
+  return kRecordKeyWord + (key_bytes + 7) / 8;
 }
 
 enum OpCode : uint32_t { kOpGet = 0, kOpPut = 1, kOpDelete = 2, kOpCas = 3 };
@@ -163,6 +182,13 @@ struct ArbView {
   uint64_t* out_writes;     // general: 3 words per write op (old blob, old record,
                             // raw code | old length << 32)
   const uint32_t* wslot;    // general: per op, its index in out_writes or ~0
+  // General, large ARBs: a found GET's value of at most kValueCopyBytes is
+  // copied from its record into slot i (kValueCopyBytes each) of this output
+  // area, and its view points at the slot's place in the ARB's host output
+  // buffer, value_slots_host. Null: views point at the blobs (small ARBs,
+  // whose few values are not worth 64 bytes per op of output; the benchmark).
+  uint64_t* value_slots;
+  const char* value_slots_host;
   uint32_t* retry_flag;     // set when an op must retry
   // Small ARBs: the kernel hands its results to the host itself. The last
   // block to finish copies publish_bytes from publish_src (the output

@@ -156,6 +156,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>& segs,
                             bool host_hash) {
   const size_t n = s.n;
+  const bool small_arb = n <= kSmallArbOps;
   // Output region (device, then one copy into the ARB's pinned buffer).
   size_t out = 0;
   s.out_codes = out;
@@ -166,6 +167,14 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   out += A64(size_t(s.write_count) * sizeof(WriteOut));
   s.out_expires = out;
   if (s.with_expires) out += A64(n * 8);
+  // A large general ARB's found GETs return values of up to kValueCopyBytes
+  // in the output itself (ArbView::value_slots): 64 bytes per op more to the
+  // host, and every consumer reads its values in order. Not for an ARB that
+  // runs alone (exclusive): it may be RunRetries', whose views are copied
+  // into another ARB's output and must outlive its own.
+  const bool value_slots = general_ && !small_arb && !s.exclusive;
+  const size_t out_value_slots = out;
+  if (value_slots) out += A64(n * kValueCopyBytes);
   s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag; memory sample
   out += 64;
 
@@ -186,7 +195,6 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   // buffer (in_kernel) and the table kernel writes the results (publish).
   // Input blocks: large page-locked batches go straight from their memory
   // (direct), the rest through the staging buffer.
-  const bool small_arb = n <= kSmallArbOps;
   auto direct = [&](const Batch& b) { return b.pinned() && b.size() >= kDirectOps; };
   bool in_kernel = small_arb && input + aux <= kKernelCopyInBytes;
   for (size_t r = 0; in_kernel && r < s.reqs.size(); ++r) in_kernel = !direct(s.reqs[r]->batch);
@@ -364,6 +372,10 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.now = store_->config().clock();
   v.out_expires =
       s.with_expires ? reinterpret_cast<uint64_t*>(s.out.p + s.out_expires) : nullptr;
+  if (value_slots) {
+    v.value_slots = reinterpret_cast<uint64_t*>(s.out.p + out_value_slots);
+    v.value_slots_host = s.arb->out + out_value_slots;
+  }
   // A small ARB's kernel hands its results over itself (ArbView::publish).
   if (publish) {
     v.publish = s.arb->out;
