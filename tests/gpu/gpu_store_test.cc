@@ -241,7 +241,9 @@ TEST(GpuStore, DeviceMemoryExhaustionLosesNothing) {
     SCOPED_TRACE(LayoutName(layout));
     Config c = GpuConfig(layout);
     c.expected_keys = 1;
-    c.gpu_memory_bytes = 48ull << 20;  // 256 buckets + one 34 MiB pool chunk, or a few rebuilds
+    // 256 buckets + one 34 MiB pool chunk, or a few rebuilds; the general
+    // layout's key records hold a 64-byte value copy (128-byte class).
+    c.gpu_memory_bytes = (layout == Layout::kGeneral ? 64ull : 48ull) << 20;
     auto store = OpenOrDie(c);
     ASSERT_TRUE(store);
     std::vector<uint64_t> stored;

@@ -55,11 +55,24 @@ __device__ void SetExpire(const TableView& t, uint64_t* slab, uint64_t meta, uin
   else if (want == 0) ReleaseCounter(&t.counters->volatile_keys, 1);
 }
 
+// A PUT/CAS that stores: the record's value copy (lslab_types.h), from the
+// new blob in host memory, one word per lane. Loaded where it is stored, not
+// at the op's start: a word held across the probe cost the kernel registers
+// (spills) on every op, GETs included, for 5 % PUTs — 1.57 -> 1.29 G ops/s
+// at 95/5 (H100, 2026-11-27); the PCIe round trip now falls inside the
+// bucket's write lock instead. Volatile, as BlobEquals: a reused blob's
+// line must not come from a cache.
 template <int kTile>
-__device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, uint32_t op_index,
+__device__ void WriteValueCopy(uint64_t* copy, const Op& op, const Tile<kTile>& tile) {
+  if (op.value == 0 || op.vlen > kValueCopyBytes || tile.lane * 8 >= op.vlen) return;
+  St(copy + tile.lane, reinterpret_cast<const volatile uint64_t*>(op.value)[tile.lane]);
+}
+
+template <int kTile>
+__device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
                           bool skip, const Tile<kTile>& tile, uint8_t* code_out,
                           uint64_t* value_out, uint32_t* len_out, uint64_t* rec_out,
-                          uint64_t* exp_out) {
+                          uint64_t* exp_out, const uint64_t** copy_out) {
   constexpr int kW = Tile<kTile>::kWords;
   const bool leader = tile.lane == 0;
   const uint32_t type = uint32_t(op.ctl & 3);
@@ -71,17 +84,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
   uint64_t rv = 0, rr = 0;
   uint64_t cur_exp = 0;  // the found key's expire-at (0 = none)
   uint32_t rlen = 0;
-
-  // PUT/CAS: the new value's words for the record's value copy
-  // (lslab_types.h), one per lane, loaded from the blob in host memory now
-  // so that the PCIe round trip overlaps the group wait and the probe.
-  // Volatile, as BlobEquals: a reused blob's line must not come from a cache.
-  const bool copy_in = !skip && (type == kOpPut || type == kOpCas) && op.value != 0 &&
-                       op.vlen <= kValueCopyBytes;
-  uint64_t vword = 0;
-  if (copy_in && tile.lane * 8 < op.vlen) {
-    vword = reinterpret_cast<const volatile uint64_t*>(op.value)[tile.lane];
-  }
+  const uint64_t* copy = nullptr;  // a found GET's value copy (ValueCopyOut)
 
   const bool poisoned = GroupWait(a, group, need, tile);
   if (poisoned) {
@@ -256,15 +259,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
     if (type == kOpGet && found >= 0) {
       touch_slot = found;
       touch_idx = found_idx;
-      // A large ARB returns a short value in its output (ArbView::
-      // value_slots). The record is the one validated above, and only an
-      // op on the same key could change it: those are ordered after this one.
-      if (a.value_slots != nullptr && rlen <= kValueCopyBytes) {
-        const uint64_t* copy = rec + RecordCopyWord(uint32_t(rec_hdr));
-        uint64_t* slot = a.value_slots + size_t(op_index) * (kValueCopyBytes / 8);
-        if (tile.lane * 8 < rlen) St(slot + tile.lane, Ld(copy + tile.lane));
-        rv = reinterpret_cast<uint64_t>(a.value_slots_host) + uint64_t(op_index) * kValueCopyBytes;
-      }
+      if (rlen <= kValueCopyBytes) copy = rec + RecordCopyWord(uint32_t(rec_hdr));
     }
     if (type == kOpDelete) {
       if (found >= 0) {
@@ -335,9 +330,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
         }
         ok = tile.Shfl(ok, 0);
         if (ok) {
-          if (copy_in && tile.lane * 8 < op.vlen) {
-            St(rec + RecordCopyWord(uint32_t(rec_hdr)) + tile.lane, vword);
-          }
+          WriteValueCopy(rec + RecordCopyWord(uint32_t(rec_hdr)), op, tile);
           code |= kResStored;
           touch_slot = found;
           touch_idx = found_idx;
@@ -395,7 +388,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
           for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) {
             St(r + kRecordKeyWord + w, src[w]);
           }
-          if (copy_in && tile.lane * 8 < op.vlen) St(r + RecordCopyWord(klen) + tile.lane, vword);
+          WriteValueCopy(r + RecordCopyWord(klen), op, tile);
           if (leader) {
             St(r, op.value);
             St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
@@ -438,6 +431,23 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op, ui
   *len_out = rlen;
   *rec_out = rr;
   *exp_out = cur_exp;
+  *copy_out = copy;
+}
+
+// A large ARB returns a found GET's short value in its output (ArbView::
+// value_slots): the tile copies it from the record into slot i, and the
+// view (rv) becomes the slot's place in the host output buffer. The record
+// is the one the GET validated, and only an op on the same key could change
+// it: those are ordered after this one. Done after ProcessOp, where the op's
+// index is at hand anyway: carried through the probe it cost a register.
+// Leader lane only.
+__device__ void ValueCopyOut(const ArbView& a, uint32_t i, const uint64_t* copy, uint32_t rlen,
+                             uint64_t* rv) {
+  if (copy == nullptr || a.value_slots == nullptr) return;
+  uint64_t* slot = a.value_slots + size_t(i) * (kValueCopyBytes / 8);
+#pragma unroll 1
+  for (uint32_t w = 0; w * 8 < rlen; ++w) St(slot + w, Ld(copy + w));
+  *rv = reinterpret_cast<uint64_t>(a.value_slots_host) + uint64_t(i) * kValueCopyBytes;
 }
 
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
@@ -493,9 +503,11 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
       uint8_t code;
       uint64_t rv, rr, exp;
       uint32_t rlen;
-      const uint32_t idx = base + leader * stride;
-      ProcessOp<kTile>(t, a, op, idx, skip, tile, &code, &rv, &rlen, &rr, &exp);
+      const uint64_t* copy;
+      ProcessOp<kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp, &copy);
       if (tile.lane == 0) {
+        const uint32_t idx = base + leader * stride;
+        ValueCopyOut(a, idx, copy, rlen, &rv);
         if (a.out_codes != nullptr) {
           WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp);
         } else {
