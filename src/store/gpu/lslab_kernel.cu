@@ -55,17 +55,12 @@ __device__ void SetExpire(const TableView& t, uint64_t* slab, uint64_t meta, uin
   else if (want == 0) ReleaseCounter(&t.counters->volatile_keys, 1);
 }
 
-// A PUT/CAS that stores: the record's value copy (lslab_types.h), from the
-// new blob in host memory, one word per lane. Loaded where it is stored, not
-// at the op's start: a word held across the probe cost the kernel registers
-// (spills) on every op, GETs included, for 5 % PUTs — 1.57 -> 1.29 G ops/s
-// at 95/5 (H100, 2026-11-27); the PCIe round trip now falls inside the
-// bucket's write lock instead. Volatile, as BlobEquals: a reused blob's
-// line must not come from a cache.
+// A PUT/CAS that stores: the record's value copy (lslab_types.h), one word
+// per lane (ProcessOp loads it at the op's start).
 template <int kTile>
-__device__ void WriteValueCopy(uint64_t* copy, const Op& op, const Tile<kTile>& tile) {
+__device__ void WriteValueCopy(uint64_t* copy, const Op& op, uint64_t word, const Tile<kTile>& tile) {
   if (op.value == 0 || op.vlen > kValueCopyBytes || tile.lane * 8 >= op.vlen) return;
-  St(copy + tile.lane, reinterpret_cast<const volatile uint64_t*>(op.value)[tile.lane]);
+  St(copy + tile.lane, word);
 }
 
 template <int kTile>
@@ -85,6 +80,19 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   uint64_t cur_exp = 0;  // the found key's expire-at (0 = none)
   uint32_t rlen = 0;
   const uint64_t* copy = nullptr;  // a found GET's value copy (ValueCopyOut)
+  // PUT/CAS: the new value's words for the record's copy, one per lane,
+  // loaded from the blob in host memory at the op's start so that the PCIe
+  // round trip overlaps the group wait and the probe. (Loaded where it is
+  // stored, the round trip fell inside the bucket's write lock: general
+  // 95/5 through the Store API 381-390 -> 336-344 M ops/s, H100,
+  // 2026-11-27; held here it costs registers: the kernel alone 1.57 ->
+  // 1.29-1.39 G ops/s at 95/5.) Volatile, as BlobEquals: a reused blob's
+  // line must not come from a cache.
+  uint64_t vword = 0;
+  if (!skip && (type == kOpPut || type == kOpCas) && op.value != 0 &&
+      tile.lane * 8 < op.vlen && op.vlen <= kValueCopyBytes) {
+    vword = reinterpret_cast<const volatile uint64_t*>(op.value)[tile.lane];
+  }
 
   const bool poisoned = GroupWait(a, group, need, tile);
   if (poisoned) {
@@ -330,7 +338,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
         }
         ok = tile.Shfl(ok, 0);
         if (ok) {
-          WriteValueCopy(rec + RecordCopyWord(uint32_t(rec_hdr)), op, tile);
+          WriteValueCopy(rec + RecordCopyWord(uint32_t(rec_hdr)), op, vword, tile);
           code |= kResStored;
           touch_slot = found;
           touch_idx = found_idx;
@@ -388,7 +396,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
           for (uint32_t w = tile.lane; w < (klen + 7) / 8; w += kTile) {
             St(r + kRecordKeyWord + w, src[w]);
           }
-          WriteValueCopy(r + RecordCopyWord(klen), op, tile);
+          WriteValueCopy(r + RecordCopyWord(klen), op, vword, tile);
           if (leader) {
             St(r, op.value);
             St(r + 1, uint64_t(klen) | (uint64_t(op.vlen) << 32));
@@ -425,7 +433,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
     if (leader && writer) WriteUnlock(lock);
   }
 
-  if (leader) GroupDone(a, group, code);
+  // (The leader counts the op done in LSlabOps, after ValueCopyOut.)
   *code_out = code;
   *value_out = rv;
   *len_out = rlen;
@@ -438,8 +446,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 // value_slots): the tile copies it from the record into slot i, and the
 // view (rv) becomes the slot's place in the host output buffer. The record
 // is the one the GET validated, and only an op on the same key could change
-// it: those are ordered after this one. Done after ProcessOp, where the op's
-// index is at hand anyway: carried through the probe it cost a register.
+// it: those are ordered after this one, so the op counts as done
+// (GroupDone) only after the copy. Done after ProcessOp, where the op's index
+// is at hand anyway: carried through the probe it cost registers.
 // Leader lane only.
 __device__ void ValueCopyOut(const ArbView& a, uint32_t i, const uint64_t* copy, uint32_t rlen,
                              uint64_t* rv) {
@@ -508,6 +517,7 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
       if (tile.lane == 0) {
         const uint32_t idx = base + leader * stride;
         ValueCopyOut(a, idx, copy, rlen, &rv);
+        GroupDone(a, uint32_t(op.ctl >> 3) & kMaxGroups, code);
         if (a.out_codes != nullptr) {
           WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp);
         } else {
