@@ -547,13 +547,13 @@ __global__ void __launch_bounds__(kLSlabBlockThreads, 1) LSlabResidentKernel(Res
 }
 
 // Default variant: 8 lanes per op (4 ops of a warp in flight), registers
-// capped for 4 blocks per SM (64 registers, occupancy 0.50). Measured on the
-// H100 at 95/5 (2026-11-24, kvcg-bench-gpu kernel; fixed8 was then on this
-// table too): fixed8 2.83 G ops/s against 2.41 uncapped (72 registers,
-// occupancy 0.38), general 1.61 against
-// 1.23 uncapped (112 registers, 0.25) — the spills cost less than the
-// latency the extra warps hide.
-int g_min_blocks = 4;
+// capped for 3 blocks per SM (occupancy 0.375). Measured on the H100 at
+// 95/5, 16-byte keys (kvcg-bench-gpu kernel --layout general, 2026-11-27,
+// fb16fdf): 1.43 G ops/s against 1.26 at 4 blocks per SM and 1.16 uncapped
+// (100/0: 1.68, 1.41, 1.41). Before the value copy (lslab_types.h) 4 blocks
+// won (1.57 against 1.58 at 3 and 1.21 uncapped): the copy's registers made
+// the 4-block variant spill more than its extra warps hide.
+int g_min_blocks = 3;
 int g_tile = 8;
 int g_resident_blocks[5] = {};  // per min_blocks
 
