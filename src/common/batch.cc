@@ -104,24 +104,20 @@ constexpr size_t OpRegionBytes(size_t ops) {
 }
 
 // AppendBulk reads the values of the storing ops at scattered places of its
-// `values` column (a GET's slot is skipped), and a wide fixed-width batch
-// writes them to scattered slots of its own: each would be a cache miss in
-// a row, so at op i the first lines of op i + kValueLookahead's value (and,
-// given `slots`, of its slot, for writing) are requested, if it stores.
-// (kvcg-bench-gpu e2e, general 95/5: ~175 ns per PUT without the first.)
+// `values` column (a GET's slot is skipped): each would be a cache miss in a
+// row, so at op i the first lines of op i + kValueLookahead's value are
+// requested, if it stores. (kvcg-bench-gpu e2e, general 95/5: ~175 ns per
+// PUT without it.)
 constexpr size_t kValueLookahead = 16;
 constexpr size_t kValueLookaheadLines = 4;
-void PrefetchStoredValue(const OpType* types, const char* values, char* slots, size_t value_width,
-                         size_t i, size_t n) {
+void PrefetchStoredValue(const OpType* types, const char* values, size_t value_width, size_t i,
+                         size_t n) {
   if (i + kValueLookahead >= n) return;
   const OpType a = types[i + kValueLookahead];
   if (a != OpType::kPut && a != OpType::kCompareAndSwap) return;
-  const size_t at = (i + kValueLookahead) * value_width;
+  const char* p = values + (i + kValueLookahead) * value_width;
   const size_t lines = std::min<size_t>((value_width + 63) / 64, kValueLookaheadLines);
-  for (size_t l = 0; l < lines; ++l) {
-    __builtin_prefetch(values + at + 64 * l);
-    if (slots != nullptr) __builtin_prefetch(slots + at + 64 * l, 1);
-  }
+  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
 }
 
 }  // namespace
@@ -449,7 +445,7 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
           std::memset(vdst + i * value_width, 0, value_width);
           continue;
         }
-        PrefetchStoredValue(types, vsrc, vdst, value_width, i, last_store);
+        PrefetchStoredValue(types, vsrc, value_width, i, n);
         std::memcpy(vdst + i * value_width, vsrc + i * value_width, value_width);
       }
     }
@@ -484,7 +480,7 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   const char* vsrc = static_cast<const char*>(values);
   for (size_t i = 0; i < n; ++i) {
     const size_t j = n_ + i;
-    if (vsrc != nullptr) PrefetchStoredValue(types, vsrc, nullptr, value_width, i, n);
+    if (vsrc != nullptr) PrefetchStoredValue(types, vsrc, value_width, i, n);
     keys_[j] = uint64_t(key_used_ + i * kpad) | klen;
     const OpType t = types[i];
     const bool stores = t == OpType::kPut || t == OpType::kCompareAndSwap;
