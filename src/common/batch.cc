@@ -104,21 +104,38 @@ constexpr size_t OpRegionBytes(size_t ops) {
 }
 
 // AppendBulk reads the values of the storing ops at scattered places of its
-// `values` column (a GET's slot is skipped): each would be a cache miss in a
-// row, so at op i the first lines of op i + kValueLookahead's value are
-// requested, if it stores. (kvcg-bench-gpu e2e, general 95/5: ~175 ns per
-// PUT without it.)
-constexpr size_t kValueLookahead = 16;
+// `values` column (a GET's slot is skipped): each would be a cache miss in
+// a row. A cursor runs kStoresAhead storing ops ahead of the one being
+// copied and requests the first lines of their values. Counted in stores,
+// not in ops: at 95/5 a distance of 16 ops was one PUT, too close to hide a
+// miss (kvcg-bench-gpu e2e general 95/5: ~175 ns per PUT in the append).
+constexpr int kStoresAhead = 8;
 constexpr size_t kValueLookaheadLines = 4;
-void PrefetchStoredValue(const OpType* types, const char* values, size_t value_width, size_t i,
-                         size_t n) {
-  if (i + kValueLookahead >= n) return;
-  const OpType a = types[i + kValueLookahead];
-  if (a != OpType::kPut && a != OpType::kCompareAndSwap) return;
-  const char* p = values + (i + kValueLookahead) * value_width;
-  const size_t lines = std::min<size_t>((value_width + 63) / 64, kValueLookaheadLines);
-  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
-}
+bool Stores(OpType t) { return t == OpType::kPut || t == OpType::kCompareAndSwap; }
+class StoreLookahead {
+ public:
+  // Over ops [0, n) of `types`; values null: nothing to request.
+  StoreLookahead(const OpType* types, const char* values, size_t width, size_t n)
+      : types_(types), values_(values), width_(width), n_(n),
+        lines_(std::min<size_t>((width + 63) / 64, kValueLookaheadLines)) {
+    for (int k = 0; k < kStoresAhead; ++k) Advance();
+  }
+  // Once per storing op copied, in op order.
+  void Advance() {
+    if (values_ == nullptr) return;
+    while (next_ < n_ && !Stores(types_[next_])) ++next_;
+    if (next_ >= n_) return;
+    const char* p = values_ + next_ * width_;
+    for (size_t l = 0; l < lines_; ++l) __builtin_prefetch(p + 64 * l);
+    ++next_;
+  }
+
+ private:
+  const OpType* types_;
+  const char* values_;
+  size_t width_, n_, lines_;
+  size_t next_ = 0;
+};
 
 }  // namespace
 
@@ -438,14 +455,14 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
       }
     } else {  // only the slots of the ops that store (see batch.h)
       const char* vsrc = static_cast<const char*>(values);
+      StoreLookahead ahead(types, vsrc, value_width, last_store);
       for (size_t i = 0; i < last_store; ++i) {
-        const OpType t = types[i];
-        if (t != OpType::kPut && t != OpType::kCompareAndSwap) continue;
+        if (!Stores(types[i])) continue;
         if (vsrc == nullptr) {
           std::memset(vdst + i * value_width, 0, value_width);
           continue;
         }
-        PrefetchStoredValue(types, vsrc, value_width, i, n);
+        ahead.Advance();
         std::memcpy(vdst + i * value_width, vsrc + i * value_width, value_width);
       }
     }
@@ -477,13 +494,12 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   }
   const uint64_t klen = uint64_t(key_width) << 32;
   size_t voff = value_used_;
-  const char* vsrc = static_cast<const char*>(values);
+  StoreLookahead ahead(types, static_cast<const char*>(values), value_width, n);
   for (size_t i = 0; i < n; ++i) {
     const size_t j = n_ + i;
-    if (vsrc != nullptr) PrefetchStoredValue(types, vsrc, value_width, i, n);
     keys_[j] = uint64_t(key_used_ + i * kpad) | klen;
     const OpType t = types[i];
-    const bool stores = t == OpType::kPut || t == OpType::kCompareAndSwap;
+    const bool stores = Stores(t);
     values_[j] = voff;
     value_lens_[j] = stores ? uint32_t(value_width) : 0;
     expected_[j] = t == OpType::kCompareAndSwap ? kExpectAbsent : 0;
@@ -492,6 +508,7 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
       conditions_[j] = ExpireCondition::kAlways;
     }
     if (stores) {
+      ahead.Advance();
       if (values != nullptr) {
         std::memcpy(valr_.p + voff, static_cast<const char*>(values) + i * value_width, value_width);
       } else {
