@@ -672,6 +672,23 @@ TEST(Batch, FixedWidthBatchEqualsAppendLoop) {
   }
 }
 
+// A wide fixed-width batch without a values column: each storing op's slot
+// is zeroed (a PUT of value_width zero bytes), a GET's stays unused.
+TEST(Batch, WideFixedWidthWithoutValuesStoresZeros) {
+  const std::vector<OpType> types = {OpType::kPut, OpType::kGet, OpType::kPut, OpType::kGet};
+  const std::string keys(4 * 16, 'k');
+  for (size_t vw : {size_t(16), size_t(64)}) {
+    Batch b;
+    b.AppendBulk(types.data(), keys.data(), 16, nullptr, vw, types.size());
+    ASSERT_TRUE(b.fixed_width());
+    EXPECT_EQ(b.value(0), std::string(vw, '\0')) << vw;
+    EXPECT_EQ(b.value(1), "") << vw;
+    EXPECT_EQ(b.value(2), std::string(vw, '\0')) << vw;
+    EXPECT_EQ(b.value(3), "") << vw;
+    EXPECT_EQ(b.stores(), 2u);
+  }
+}
+
 // What a fixed-width batch cannot hold makes AppendBulk write descriptors:
 // values wider than kFixedMaxValueWidth, unpadded keys, CAS, a second width,
 // a batch that is already general.

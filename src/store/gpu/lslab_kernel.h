@@ -36,7 +36,7 @@ cudaError_t LaunchLSlabResident(const ResidentParams& p, uint32_t blocks, cudaSt
 // Kernel variant. min_blocks: 1 = registers uncapped; 3 or 4 = registers
 // capped so that 3 or 4 blocks of kLSlabBlockThreads threads fit per SM.
 // tile: lanes per op (32 = the whole warp, as in the paper; 16 or 8 = 2 or
-// 4 ops of a warp in flight at once). Defaults: 4, 8.
+// 4 ops of a warp in flight at once). Defaults: 3, 8.
 // Not thread-safe: set it before any launch (benchmarks compare the
 // variants).
 void SetLSlabVariant(int min_blocks, int tile);
