@@ -372,7 +372,7 @@ void Batch::Append(OpType type, std::string_view key, std::string_view value, ui
     expire_[n_] = expire_at;
     conditions_[n_] = ExpireCondition::kAlways;
   }
-  if (type == OpType::kPut || type == OpType::kCompareAndSwap) ++stores_;
+  if (Stores(type)) ++stores_;
   if (type == OpType::kCompareAndSwap) {
     has_cas_ = true;
     expected_[n_] = kExpectAbsent;
@@ -429,7 +429,7 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   size_t puts = 0, last_store = 0;
   bool expires = false, cas = false;
   for (size_t i = 0; i < n; ++i) {
-    const bool stores = types[i] == OpType::kPut || types[i] == OpType::kCompareAndSwap;
+    const bool stores = Stores(types[i]);
     puts += stores;
     if (stores) last_store = i + 1;
     expires |= types[i] == OpType::kExpire;
@@ -446,14 +446,13 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     std::memcpy(types_ + n_, types, n);
     std::memcpy(keyr_.p + key_used_, keys, key_width * n);
     char* vdst = valr_.p + value_used_;
-    if (value_width == 0) {
-    } else if (value_width <= 8) {  // one copy: cheaper than skipping the GETs' slots
+    if (value_width != 0 && value_width <= 8) {  // one copy: cheaper than skipping GET slots
       if (values != nullptr) {
         std::memcpy(vdst, values, value_width * last_store);
       } else {
         std::memset(vdst, 0, value_width * last_store);
       }
-    } else {  // only the slots of the ops that store (see batch.h)
+    } else if (value_width > 8) {  // only the slots of the ops that store (see batch.h)
       const char* vsrc = static_cast<const char*>(values);
       StoreLookahead ahead(types, vsrc, value_width, last_store);
       for (size_t i = 0; i < last_store; ++i) {

@@ -443,18 +443,16 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 }
 
 // A large ARB returns a found GET's short value in its output (ArbView::
-// value_slots): the tile copies it from the record into slot i, and the
+// value_slots): the leader copies it from the record into slot i, and the
 // view (rv) becomes the slot's place in the host output buffer. The record
 // is the one the GET validated, and only an op on the same key could change
 // it: those are ordered after this one, so the op counts as done
 // (GroupDone) only after the copy. Done after ProcessOp, where the op's index
 // is at hand anyway: carried through the probe it cost registers.
-// Leader lane only.
 __device__ void ValueCopyOut(const ArbView& a, uint32_t i, const uint64_t* copy, uint32_t rlen,
                              uint64_t* rv) {
   if (copy == nullptr || a.value_slots == nullptr) return;
   uint64_t* slot = a.value_slots + size_t(i) * (kValueCopyBytes / 8);
-#pragma unroll 1
   for (uint32_t w = 0; w * 8 < rlen; ++w) St(slot + w, Ld(copy + w));
   *rv = reinterpret_cast<uint64_t>(a.value_slots_host) + uint64_t(i) * kValueCopyBytes;
 }
