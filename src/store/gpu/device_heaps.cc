@@ -1,14 +1,14 @@
 // Size-class heaps for key records (device) and value blobs (pinned host).
 #include "store/gpu/device_heaps.h"
 
+#include "store/gpu/pinned_memory.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-
-#include <sys/mman.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -169,52 +169,20 @@ KeyRecordHeap::KeyRecordHeap(DeviceBudget* budget)
 
 namespace {
 
-uint64_t PinnedChunk(uint64_t bytes) {
-  void* p = nullptr;
-  if (cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return reinterpret_cast<uint64_t>(p);
-}
-
 // A value chunk: blobs are read and written at random addresses by the
-// consumers and planners, so the chunk is backed by 2 MiB pages where the
-// kernel gives them (transparent huge pages), then pinned and mapped.
-constexpr uint64_t kHugePage = 2ull << 20;
-uint64_t HugeChunk(uint64_t bytes) {
-  if (bytes % kHugePage != 0) return PinnedChunk(bytes);
-  void* p = std::aligned_alloc(kHugePage, bytes);
-  if (p == nullptr) return 0;
-  madvise(p, bytes, MADV_HUGEPAGE);
-  std::memset(p, 0, bytes);  // fault it in now, as huge pages
-  if (cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable) !=
-      cudaSuccess) {
-    cudaGetLastError();
-    std::free(p);
-    return 0;
-  }
-  return reinterpret_cast<uint64_t>(p);
-}
-
-void FreeChunk(uint64_t base, uint64_t bytes) {
-  void* p = reinterpret_cast<void*>(base);
-  if (bytes % kHugePage != 0) {
-    cudaFreeHost(p);
-    return;
-  }
-  cudaHostUnregister(p);
-  std::free(p);
-}
+// consumers and planners, so chunks (multiples of 2 MiB past the first)
+// get huge pages (AllocatePinnedHost).
+uint64_t PinnedChunk(uint64_t bytes) { return reinterpret_cast<uint64_t>(AllocatePinnedHost(bytes)); }
+void FreeChunk(uint64_t base, uint64_t bytes) { FreePinnedHost(reinterpret_cast<void*>(base), bytes); }
 
 }  // namespace
 
 ValueHeap::ValueHeap()
-    : arena_(SizeClassArena::ChunkSource{HugeChunk, FreeChunk},
+    : arena_(SizeClassArena::ChunkSource{PinnedChunk, FreeChunk},
              64 << 10, 64ull << 20) {}
 
 ValueHeap::~ValueHeap() {
-  for (uint64_t* blob : big_) cudaFreeHost(blob);
+  for (const auto& [blob, bytes] : big_) FreePinnedHost(blob, bytes);
 }
 
 void ValueHeap::Fill(uint64_t* blob, std::string_view bytes) {
@@ -250,8 +218,9 @@ uint64_t* ValueHeap::Allocate(std::string_view bytes) {
   if (Big(bytes.size())) {
     BeforeCuda();
     // Rounded up to 16 bytes, as an arena block is: Fill writes whole pieces.
-    blob = reinterpret_cast<uint64_t*>(PinnedChunk((bytes.size() + 15) & ~uint64_t(15)));
-    if (blob != nullptr) big_.insert(blob);
+    const uint64_t rounded = (bytes.size() + 15) & ~uint64_t(15);
+    blob = reinterpret_cast<uint64_t*>(PinnedChunk(rounded));
+    if (blob != nullptr) big_.emplace(blob, rounded);
   } else {
     arena_.Flush();
     uint64_t a = 0;
@@ -268,9 +237,12 @@ uint64_t* ValueHeap::Allocate(std::string_view bytes) {
 void ValueHeap::Free(uint64_t* blob, uint64_t size) {
   if (blob == nullptr) return;
   if (Big(size)) {
-    big_.erase(blob);
+    const auto it = big_.find(blob);
+    if (it == big_.end()) return;
+    const uint64_t bytes = it->second;
+    big_.erase(it);
     BeforeCuda();
-    cudaFreeHost(blob);
+    FreePinnedHost(blob, bytes);
     return;
   }
   arena_.Free(reinterpret_cast<uint64_t>(blob), ClassOf(size));

@@ -41,7 +41,7 @@
 #include <functional>
 #include <mutex>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "store/gpu/lslab_types.h"
@@ -192,7 +192,7 @@ class ValueHeap {
   }
   std::function<void()> before_cuda_;
   SizeClassArena arena_;
-  std::unordered_set<uint64_t*> big_;  // owner only
+  std::unordered_map<uint64_t*, uint64_t> big_;  // blob -> bytes allocated; owner only
 };
 
 }  // namespace kvcg::store::gpu

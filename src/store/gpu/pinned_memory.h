@@ -25,6 +25,19 @@
 
 namespace kvcg::store::gpu {
 
+// Page-locked, device-mapped, portable host memory of `bytes`, or nullptr.
+// A multiple of 2 MiB is backed by 2 MiB pages where the kernel gives them
+// (transparent huge pages, madvise), then registered with CUDA: the
+// submitters write batch columns and read result buffers at scattered places
+// of blocks of several MiB (a 65,536-op general batch's value slots span
+// 4 MiB), and with 4 KiB pages (cudaHostAlloc) each of those places is a
+// TLB miss, and a random 64-byte read costs 18.6 ns instead of 5 on the H100
+// host (bench/results/h100/2026-11-27-value-copy/README.txt, randread.cc).
+// Other sizes come from cudaHostAlloc. Costs milliseconds: pool it.
+void* AllocatePinnedHost(size_t bytes);
+// Frees memory from AllocatePinnedHost(bytes) with the same `bytes`.
+void FreePinnedHost(void* p, size_t bytes);
+
 class PinnedMemory final : public BatchMemory {
  public:
   explicit PinnedMemory(size_t cache_limit = size_t(4) << 30) : cache_limit_(cache_limit) {}
@@ -40,6 +53,8 @@ class PinnedMemory final : public BatchMemory {
   static constexpr int kMinClass = 12;  // 4 KiB
   static constexpr int kClasses = 40;
   static int ClassOf(size_t bytes);
+
+  static size_t ClassBytes(int c) { return size_t(1) << (c + kMinClass); }
 
   const size_t cache_limit_;
   std::mutex mu_;
