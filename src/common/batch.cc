@@ -4,7 +4,10 @@
 // as is) without fixing anything up.
 #include "kvcg/batch.h"
 
+#include "common/op_scan.h"
+
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -105,7 +108,7 @@ constexpr size_t OpRegionBytes(size_t ops) {
 
 // AppendBulk reads the values of the storing ops at scattered places of its
 // `values` column (a GET's slot is skipped): each would be a cache miss in
-// a row. A cursor runs kStoresAhead storing ops ahead of the one being
+// a row. A second scan runs kStoresAhead storing ops ahead of the one being
 // copied and requests the first lines of their values. Counted in stores,
 // not in ops: at 95/5 a distance of 16 ops was one PUT, too close to hide a
 // miss (kvcg-bench-gpu e2e general 95/5: ~175 ns per PUT in the append).
@@ -116,25 +119,22 @@ class StoreLookahead {
  public:
   // Over ops [0, n) of `types`; values null: nothing to request.
   StoreLookahead(const OpType* types, const char* values, size_t width, size_t n)
-      : types_(types), values_(values), width_(width), n_(n),
+      : scan_(types, n, kStoringTypes), values_(values), width_(width),
         lines_(std::min<size_t>((width + 63) / 64, kValueLookaheadLines)) {
     for (int k = 0; k < kStoresAhead; ++k) Advance();
   }
   // Once per storing op copied, in op order.
   void Advance() {
-    if (values_ == nullptr) return;
-    while (next_ < n_ && !Stores(types_[next_])) ++next_;
-    if (next_ >= n_) return;
-    const char* p = values_ + next_ * width_;
+    size_t i;
+    if (values_ == nullptr || !scan_.Next(&i)) return;
+    const char* p = values_ + i * width_;
     for (size_t l = 0; l < lines_; ++l) __builtin_prefetch(p + 64 * l);
-    ++next_;
   }
 
  private:
-  const OpType* types_;
+  OpScan scan_;
   const char* values_;
-  size_t width_, n_, lines_;
-  size_t next_ = 0;
+  size_t width_, lines_;
 };
 
 }  // namespace
@@ -426,14 +426,22 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     }
     return;
   }
+  // What the ops are, 64 at a time (common/op_scan.h).
   size_t puts = 0, last_store = 0;
   bool expires = false, cas = false;
-  for (size_t i = 0; i < n; ++i) {
-    const bool stores = Stores(types[i]);
-    puts += stores;
-    if (stores) last_store = i + 1;
-    expires |= types[i] == OpType::kExpire;
-    cas |= types[i] == OpType::kCompareAndSwap;
+  for (size_t base = 0; base < n; base += 64) {
+    const size_t count = std::min<size_t>(64, n - base);
+    const uint64_t stores = TypeMask64(types + base, count, kStoringTypes);
+    const uint64_t rare =
+        TypeMask64(types + base, count, TypeBit(OpType::kExpire) | TypeBit(OpType::kCompareAndSwap));
+    puts += size_t(std::popcount(stores));
+    if (stores != 0) last_store = base + 64 - size_t(std::countl_zero(stores));
+    if (rare != 0) {
+      for (size_t i = base; i < base + count; ++i) {
+        expires |= types[i] == OpType::kExpire;
+        cas |= types[i] == OpType::kCompareAndSwap;
+      }
+    }
   }
   // Fixed-width (see batch.h): the columns are three copies.
   const bool fixed_ok = kpad == key_width && key_width != 0 && value_width % 8 == 0 &&
@@ -455,8 +463,8 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
     } else if (value_width > 8) {  // only the slots of the ops that store (see batch.h)
       const char* vsrc = static_cast<const char*>(values);
       StoreLookahead ahead(types, vsrc, value_width, last_store);
-      for (size_t i = 0; i < last_store; ++i) {
-        if (!Stores(types[i])) continue;
+      size_t i;
+      for (OpScan at(types, last_store, kStoringTypes); at.Next(&i);) {
         if (vsrc == nullptr) {
           std::memset(vdst + i * value_width, 0, value_width);
           continue;

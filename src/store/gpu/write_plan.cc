@@ -1,8 +1,10 @@
 // PlanWrites: a batch's write memory in one Take per size class.
 #include "store/gpu/write_plan.h"
 
+#include <algorithm>
 #include <array>
 
+#include "common/op_scan.h"
 #include "store/backends.h"
 
 namespace kvcg::store::gpu {
@@ -26,6 +28,14 @@ struct Taken {
   uint64_t Next(uint32_t c) { return next[c] < got[c] ? addrs[at[c] + next[c]++] : 0; }
 };
 
+constexpr size_t kPlanAhead = 8;
+void PrefetchValue(const Batch& b, const WriteRef& w) {
+  if (!w.stores) return;
+  const char* p = b.value(w.op).data();
+  const size_t lines = std::min<size_t>((w.vlen + 63) / 64, 4);
+  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
+}
+
 }  // namespace
 
 bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, ValueHeap* values,
@@ -39,9 +49,9 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
   // Pass 1: the write ops, their checks and how much memory of each class.
   Taken blobs, recs;
   const OpType* types = b.types();
-  for (size_t i = 0; i < b.size(); ++i) {
+  size_t i;
+  for (OpScan scan(types, b.size(), kWritingTypes); scan.Next(&i);) {
     const OpType t = types[i];
-    if (t == OpType::kGet || uint8_t(t) > uint8_t(OpType::kExpire)) continue;
     const uint32_t vlen = uint32_t(b.value(i).size());
     WriteRef w{uint32_t(i), uint32_t(b.key(i).size()), vlen, t, false, nullptr, 0};
     if ((t == OpType::kPut || t == OpType::kCompareAndSwap) &&
@@ -91,7 +101,13 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
 
   // Pass 3: hand out the memory in op order. A record only with a blob.
   plan->puts.reserve(plan->storing);
-  for (WriteRef& w : plan->writes) {
+  // The values are read at scattered places of the batch's arena (a
+  // fixed-width batch's slots are one per op; the submitter's writes of them
+  // may have left its caches by now): request them kPlanAhead writes ahead.
+  const size_t nw = plan->writes.size();
+  for (size_t k = 0; k < nw; ++k) {
+    if (k + kPlanAhead < nw) PrefetchValue(b, plan->writes[k + kPlanAhead]);
+    WriteRef& w = plan->writes[k];
     if (!w.stores) continue;
     const std::string_view value = b.value(w.op);
     if (ValueHeap::Big(w.vlen)) {
