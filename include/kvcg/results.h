@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -43,6 +44,12 @@ struct ValueRef {
   const char* data;
   uint64_t size;
 };
+
+// Value slots (see the slot constructor of Results): each is
+// kValueSlotBytes long; a length of kSlotHoldsView means the slot holds a
+// ValueRef to the value instead of the value.
+constexpr size_t kValueSlotBytes = 64;
+constexpr uint8_t kSlotHoldsView = 0xFF;
 
 // The outcome of one operation, owning its value (for simple callers and
 // tests; the batch path hands out OpResultView instead).
@@ -95,6 +102,17 @@ class Results {
   // codes[i] is kOk (Layout::kFixed8 stores no expiry).
   Results(size_t n, const Code* codes, const uint64_t* words, std::unique_ptr<Owner> owner)
       : n_(n), codes_(codes), words_(words), owner_(owner.release()) {}
+  // Values in slots (the GPU store's large general ARBs): result i's value
+  // (kOk only) is the first slot_lens[i] bytes of the kValueSlotBytes-byte
+  // slot at slots + i * kValueSlotBytes, or — slot_lens[i] ==
+  // kSlotHoldsView — the bytes of the ValueRef stored at the slot's start.
+  // Why: short values travel in the results, so a consumer reads them in
+  // order instead of at a random place of the store's heap, and no 16-byte
+  // view per op is written, sent and read (docs/BENCHMARKS.md 2m, 2o).
+  Results(size_t n, const Code* codes, const uint8_t* slot_lens, const char* slots,
+          std::unique_ptr<Owner> owner, const uint64_t* expires = nullptr)
+      : n_(n), codes_(codes), slot_lens_(slot_lens), slots_(slots), expires_(expires),
+        owner_(owner.release()) {}
   ~Results() = default;
   Results(Results&& other) noexcept { *this = std::move(other); }
   Results& operator=(Results&& other) noexcept {
@@ -104,11 +122,15 @@ class Results {
       codes_ = other.codes_;
       views_ = other.views_;
       words_ = other.words_;
+      slot_lens_ = other.slot_lens_;
+      slots_ = other.slots_;
       expires_ = other.expires_;
       other.n_ = 0;
       other.codes_ = nullptr;
       other.views_ = nullptr;
       other.words_ = nullptr;
+      other.slot_lens_ = nullptr;
+      other.slots_ = nullptr;
       other.expires_ = nullptr;
     }
     return *this;
@@ -124,6 +146,13 @@ class Results {
   std::string_view value(size_t i) const {
     if (codes_[i] != Code::kOk) return {};
     if (words_ != nullptr) return {reinterpret_cast<const char*>(words_ + i), 8};
+    if (slot_lens_ != nullptr) {
+      const char* slot = slots_ + i * kValueSlotBytes;
+      if (slot_lens_[i] != kSlotHoldsView) return {slot, slot_lens_[i]};
+      ValueRef ref;
+      std::memcpy(&ref, slot, sizeof ref);
+      return {ref.data, size_t(ref.size)};
+    }
     return {views_[i].data, size_t(views_[i].size)};
   }
   // The expire-at of that value; kNoExpiry unless found(i) and it has one.
@@ -143,6 +172,8 @@ class Results {
     codes_ = nullptr;
     views_ = nullptr;
     words_ = nullptr;
+    slot_lens_ = nullptr;
+    slots_ = nullptr;
     expires_ = nullptr;
   }
 
@@ -156,6 +187,8 @@ class Results {
   const Code* codes_ = nullptr;
   const ValueRef* views_ = nullptr;
   const uint64_t* words_ = nullptr;
+  const uint8_t* slot_lens_ = nullptr;
+  const char* slots_ = nullptr;
   const uint64_t* expires_ = nullptr;
   static constexpr uint64_t kNoExpiryAt = 0;  // = kNoExpiry (kvcg/batch.h)
   struct OwnerDone {

@@ -7,6 +7,7 @@
 // AddressSanitizer (the death tests at the end, in ASan builds).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,6 +106,34 @@ TEST(Results, FixedWidthWords) {
   EXPECT_EQ(r.value(1), "");
   EXPECT_EQ(r.value(2), std::string(8, '\0'));
   EXPECT_EQ(r[2].value.size(), 8u);
+}
+
+TEST(Results, ValueSlotsHoldTheValueOrItsView) {
+  // Four ops: a value in its slot, a view in its slot, not found, a
+  // zero-length value in its slot (found, empty).
+  const Code codes[] = {Code::kOk, Code::kOk, Code::kNotFound, Code::kOk};
+  const std::string far(100, 'x');  // longer than a slot: read through a view
+  alignas(8) char slots[4 * kValueSlotBytes] = {};
+  std::memcpy(slots, "sixty-four bytes at most", 24);
+  const ValueRef ref{far.data(), far.size()};
+  std::memcpy(slots + kValueSlotBytes, &ref, sizeof ref);
+  std::memcpy(slots + 2 * kValueSlotBytes, "stale", 5);  // a not-found op's slot is never read
+  const uint8_t lens[] = {24, kSlotHoldsView, 5, 0};
+  const uint64_t expires[] = {7, 8, 9, 10};
+  Results moved(4, codes, lens, slots, nullptr, expires);
+  const Results r(std::move(moved));
+  EXPECT_TRUE(moved.empty());  // NOLINT(bugprone-use-after-move)
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r.value(0), "sixty-four bytes at most");
+  EXPECT_EQ(r.value(0).data(), slots) << "a view of the slot, not a copy";
+  EXPECT_EQ(r.value(1).data(), far.data()) << "the slot's view is followed";
+  EXPECT_EQ(r.value(1).size(), 100u);
+  EXPECT_EQ(r.value(2), "") << "not found reads as empty whatever the slot holds";
+  EXPECT_EQ(r.expire_at(2), 0u);
+  EXPECT_TRUE(r.found(3));
+  EXPECT_EQ(r.value(3), "");
+  EXPECT_EQ(r.expire_at(0), 7u);
+  EXPECT_EQ(r[1].expire_at, 8u);
 }
 
 TEST(Results, ReleaseDestroysTheOwnerOnceAndIsIdempotent) {

@@ -32,9 +32,10 @@
 //   Grouping by some of the hash's bits groups a superset of each key's
 //   ops: still a correct order, at the price of rare extra waits.
 // Results: the L-Slab kernel itself writes them in kvcg's form into the
-// ARB's output region (lslab_kernel.cu WriteOutputs) — a kvcg::Code byte per
+// ARB's output region (arb_ops.cuh WriteOutputs) — a kvcg::Code byte per
 // op, and a ValueRef per op (general: a view of the value blob in host
-// memory, so the consumer reads it in place) or the 8-byte value (fixed8) —
+// memory, so the consumer reads it in place; large ARBs a value slot and a
+// length byte instead, ArbView::value_slots) or the 8-byte value (fixed8) —
 // plus, per write op, what the host needs to free memory.
 #pragma once
 

@@ -64,10 +64,14 @@ __device__ void GroupDone(const ArbView& a, uint32_t group, uint8_t code) {
 // The op's result in kvcg's form (leader lane): a Code byte, the value as a
 // view of its blob in host memory (general) or the 8-byte value (fixed8),
 // and for a write op what the host needs to free memory. Done here rather
-// than in a separate kernel: one launch less per ARB.
+// than in a separate kernel: one launch less per ARB. With value slots
+// (large general ARBs, ArbView::value_slots) there is no view column: a
+// found op's slot holds its value (`copied`: ValueCopyOut put it there) or
+// else its view, and value_lens[i] says which (kvcg/results.h,
+// kSlotHoldsView).
 template <bool kGeneral>
 __device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t raw, uint64_t rv,
-                             uint32_t rlen, uint64_t rr, uint64_t exp) {
+                             uint32_t rlen, uint64_t rr, uint64_t exp, bool copied = false) {
   // kvcg::Code values (kvcg/status.h).
   constexpr uint8_t kOk = 0, kNotFound = 1, kCapacity = 5, kInternal = 8;
   uint8_t code;
@@ -87,9 +91,18 @@ __device__ void WriteOutputs(const ArbView& a, uint32_t i, bool skip, uint8_t ra
   a.out_codes[i] = code;
   const bool found = code == kOk;
   if (kGeneral) {
-    uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
-    v[0] = found ? rv : 0;  // the ValueBlob is the bytes
-    v[1] = found ? rlen : 0;
+    if (a.value_slots == nullptr) {
+      uint64_t* v = static_cast<uint64_t*>(a.out_values) + 2 * size_t(i);
+      v[0] = found ? rv : 0;  // the ValueBlob is the bytes
+      v[1] = found ? rlen : 0;
+    } else if (found) {
+      a.value_lens[i] = copied ? uint8_t(rlen) : kSlotHoldsView;
+      if (!copied) {
+        uint64_t* slot = a.value_slots + size_t(i) * (kValueCopyBytes / 8);
+        slot[0] = rv;
+        slot[1] = rlen;
+      }
+    }
     if (a.out_expires != nullptr) a.out_expires[i] = found ? exp : 0;
     const uint32_t w = a.wslot[i];
     if (w != ~0u) {

@@ -443,18 +443,17 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
 }
 
 // A large ARB returns a found GET's short value in its output (ArbView::
-// value_slots): the leader copies it from the record into slot i, and the
-// view (rv) becomes the slot's place in the host output buffer. The record
-// is the one the GET validated, and only an op on the same key could change
-// it: those are ordered after this one, so the op counts as done
-// (GroupDone) only after the copy. Done after ProcessOp, where the op's index
-// is at hand anyway: carried through the probe it cost registers.
-__device__ void ValueCopyOut(const ArbView& a, uint32_t i, const uint64_t* copy, uint32_t rlen,
-                             uint64_t* rv) {
-  if (copy == nullptr || a.value_slots == nullptr) return;
+// value_slots): the leader copies it from the record into slot i, and
+// WriteOutputs records its length (value_lens). The record is the one the
+// GET validated, and only an op on the same key could change it: those are
+// ordered after this one, so the op counts as done (GroupDone) only after
+// the copy. Done after ProcessOp, where the op's index is at hand anyway:
+// carried through the probe it cost registers. True when it copied.
+__device__ bool ValueCopyOut(const ArbView& a, uint32_t i, const uint64_t* copy, uint32_t rlen) {
+  if (copy == nullptr || a.value_slots == nullptr) return false;
   uint64_t* slot = a.value_slots + size_t(i) * (kValueCopyBytes / 8);
   for (uint32_t w = 0; w * 8 < rlen; ++w) St(slot + w, Ld(copy + w));
-  *rv = reinterpret_cast<uint64_t>(a.value_slots_host) + uint64_t(i) * kValueCopyBytes;
+  return true;
 }
 
 // kMinBlocks > 1 caps registers so that many blocks fit per SM: more warps
@@ -514,10 +513,10 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
       ProcessOp<kTile>(t, a, op, skip, tile, &code, &rv, &rlen, &rr, &exp, &copy);
       if (tile.lane == 0) {
         const uint32_t idx = base + leader * stride;
-        ValueCopyOut(a, idx, copy, rlen, &rv);
+        const bool copied = ValueCopyOut(a, idx, copy, rlen);
         GroupDone(a, uint32_t(op.ctl >> 3) & kMaxGroups, code);
         if (a.out_codes != nullptr) {
-          WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp);
+          WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp, copied);
         } else {
           a.res_code[idx] = code;
           a.res_value[idx] = rv;

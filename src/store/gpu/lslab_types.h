@@ -79,6 +79,9 @@ constexpr uint64_t kVolatileBit = 1ull << 31;  // meta: the slab's volatile hint
 constexpr uint32_t kRecordExpireWord = 2;      // general key record: expire-at
 constexpr uint32_t kRecordKeyWord = 3;         // general key record: first key word
 constexpr uint32_t kValueCopyBytes = 64;       // general key record: the value copy's size
+// value_lens: the slot holds a ValueRef, not the value (= kvcg::
+// kSlotHoldsView, kvcg/results.h; pipeline_delivery.cc checks both).
+constexpr uint8_t kSlotHoldsView = 0xFF;
 
 // Record bytes of a key of `key_bytes` (general layout), without the value
 // copy: the header and the key.
@@ -184,11 +187,13 @@ struct ArbView {
   const uint32_t* wslot;    // general: per op, its index in out_writes or ~0
   // General, large ARBs: a found GET's value of at most kValueCopyBytes is
   // copied from its record into slot i (kValueCopyBytes each) of this output
-  // area, and its view points at the slot's place in the ARB's host output
-  // buffer, value_slots_host. Null: views point at the blobs (small ARBs,
-  // whose few values are not worth 64 bytes per op of output; the benchmark).
+  // area and value_lens[i] is its length; any other found op's slot holds
+  // its view (ValueRef) and value_lens[i] is kSlotHoldsView. Such an ARB has
+  // no view column (out_values unused): 66 bytes per op to the host instead
+  // of 81. Null: views in out_values point at the blobs (small ARBs, whose
+  // few values are not worth 64 bytes per op of output; the benchmark).
   uint64_t* value_slots;
-  const char* value_slots_host;
+  uint8_t* value_lens;
   uint32_t* retry_flag;     // set when an op must retry
   // Small ARBs: the kernel hands its results to the host itself. The last
   // block to finish copies publish_bytes from publish_src (the output

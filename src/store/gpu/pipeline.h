@@ -258,6 +258,10 @@ class Pipeline {
     ResultEpochs::Arb* arb = nullptr;  // null: nothing was launched (only empty batches)
     size_t out_codes = 0, out_values = 0, out_expires = 0;  // offsets in arb->out
     bool with_expires = false;  // the output holds an expire-at per op
+    // Value slots (ArbView::value_slots) instead of the view column: their
+    // lengths' and the slots' offsets in arb->out.
+    bool value_slots = false;
+    size_t out_value_lens = 0, out_value_slots = 0;
     // The output's expire-at column; null when it has none.
     uint64_t* expires() const {
       return arb != nullptr && with_expires ? reinterpret_cast<uint64_t*>(arb->out + out_expires)

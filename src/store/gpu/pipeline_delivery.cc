@@ -12,10 +12,16 @@
 #include <thread>
 #include <utility>
 
+#include "kvcg/results.h"
+#include "store/gpu/lslab_types.h"
 #include "store/gpu/pipeline.h"
 
 namespace kvcg::store::gpu {
 namespace {
+
+// The kernel writes value slots in the form Results reads them.
+static_assert(kValueCopyBytes == kValueSlotBytes, "a value slot holds a key record's copy");
+static_assert(kSlotHoldsView == kvcg::kSlotHoldsView, "one marker for a slot holding a view");
 
 // How long the delivery thread polls for the next ARB before it sleeps.
 // Under load ARBs complete every few tens of µs: it should not sleep then
@@ -42,10 +48,16 @@ void Pipeline::DeliverResults(Delivery& d) {
       const size_t b = d.begin[r];
       const size_t n = req->batch.size();
       auto lease = std::make_unique<ResultEpochs::Lease>(arb);
-      Results res = general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
-                                       std::move(lease), expires != nullptr ? expires + b : nullptr)
-                             : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
-                                       std::move(lease));
+      const uint64_t* exp = expires != nullptr ? expires + b : nullptr;
+      Results res =
+          d.value_slots
+              ? Results(n, codes + b,
+                        reinterpret_cast<const uint8_t*>(arb->out + d.out_value_lens) + b,
+                        arb->out + d.out_value_slots + b * kValueSlotBytes, std::move(lease), exp)
+          : general_ ? Results(n, codes + b, reinterpret_cast<const ValueRef*>(values) + b,
+                               std::move(lease), exp)
+                     : Results(n, codes + b, reinterpret_cast<const uint64_t*>(values) + b,
+                               std::move(lease));
       if (profile_ && req->enqueued_ns != 0) {  // (a retry's own request was never queued)
         prof_.answered += NowNs() - req->enqueued_ns;  // one thread delivers at a time
         ++prof_.timed_batches;

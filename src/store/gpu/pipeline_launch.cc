@@ -19,6 +19,7 @@ namespace kvcg::store::gpu {
 void Pipeline::Launch(Slot& s, bool exclusive) {
   s.launched_ok = false;
   s.resident = false;
+  s.value_slots = false;  // (Issue decides; a swapped-in Delivery may say otherwise)
   s.finished = s.done;  // a valid event on every path (Issue may stop before recording)
   s.arb = nullptr;
   s.put_count = s.write_count = 0;
@@ -159,21 +160,26 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   const bool small_arb = n <= kSmallArbOps;
   // Output region (device, then one copy into the ARB's pinned buffer).
   size_t out = 0;
+  // A large general ARB's found GETs return values of up to kValueCopyBytes
+  // in the output itself (ArbView::value_slots), and its other found ops
+  // their views in the same slots: a 64-byte slot and a length byte per op
+  // instead of a 16-byte view, and every consumer reads its values in
+  // order. Not for an ARB that runs alone (exclusive): it may be
+  // RunRetries', whose results are copied as views into another ARB's view
+  // column and must outlive its own.
+  const bool value_slots = general_ && !small_arb && !s.exclusive;
+  s.value_slots = value_slots;
   s.out_codes = out;
   out += A64(n);
   s.out_values = out;
-  out += A64(n * (general_ ? sizeof(ValueRef) : 8));
+  if (!value_slots) out += A64(n * (general_ ? sizeof(ValueRef) : 8));
   s.out_writes = out;
   out += A64(size_t(s.write_count) * sizeof(WriteOut));
   s.out_expires = out;
   if (s.with_expires) out += A64(n * 8);
-  // A large general ARB's found GETs return values of up to kValueCopyBytes
-  // in the output itself (ArbView::value_slots): 64 bytes per op more to the
-  // host, and every consumer reads its values in order. Not for an ARB that
-  // runs alone (exclusive): it may be RunRetries', whose views are copied
-  // into another ARB's output and must outlive its own.
-  const bool value_slots = general_ && !small_arb && !s.exclusive;
-  const size_t out_value_slots = out;
+  s.out_value_lens = out;
+  if (value_slots) out += A64(n);
+  s.out_value_slots = out;
   if (value_slots) out += A64(n * kValueCopyBytes);
   s.out_hdr = out;  // the kernel's header: cursor, slab allowance, retry flag; memory sample
   out += 64;
@@ -373,8 +379,8 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.out_expires =
       s.with_expires ? reinterpret_cast<uint64_t*>(s.out.p + s.out_expires) : nullptr;
   if (value_slots) {
-    v.value_slots = reinterpret_cast<uint64_t*>(s.out.p + out_value_slots);
-    v.value_slots_host = s.arb->out + out_value_slots;
+    v.value_slots = reinterpret_cast<uint64_t*>(s.out.p + s.out_value_slots);
+    v.value_lens = reinterpret_cast<uint8_t*>(s.out.p + s.out_value_lens);
   }
   // A small ARB's kernel hands its results over itself (ArbView::publish).
   if (publish) {
