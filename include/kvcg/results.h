@@ -5,7 +5,8 @@
 // on the GPU backend, codes and views are written by the GPU into
 // page-locked memory, and a view points straight at the value in the
 // store's host value heap (or, for a value of up to 64 bytes read by a
-// GET of a large batch, at the copy the GPU wrote next to the codes); on
+// GET of a large batch, at the copy the GPU wrote into a value slot next
+// to the codes: see the slot constructor below); on
 // the CPU backend, values are copied once into one arena per batch.
 //
 // Lifetimes (as LevelDB's Slice). The bytes a view points to stay valid and

@@ -4,15 +4,16 @@
 // Why: the host loops that visit only some ops of a batch (AppendBulk's copy
 // of the values of the ops that store, the GPU store's write plan) tested
 // every op's type with a branch. At 95/5 the storing ops are one in twenty at
-// random places, so each one cost a mispredicted branch in every such loop,
-// and a loop that prefetched ahead scanned the column a second time. Here a
+// random places, so each one cost a mispredicted branch in every such loop
+// (and AppendBulk's prefetch cursor, a second scan of the column, paid them
+// again). Here a
 // chunk of 64 types becomes one 64-bit mask (four 16-byte compares per type
 // on x86-64) and the wanted ops are its set bits: no branch per skipped op.
 // kvcg-bench-gpu e2e general (H100, 2026-11-27, same call): the submitters'
 // fill time per op at 95/5 20.9-25.0 -> 14.9-16.4 ns, 95/5 333-394 -> 357-426
 // M ops/s (docs/BENCHMARKS.md section 2n).
 //
-// Types are the OpType values 0..7 (a bit of `types` per type); a byte with
+// Types are the OpType values 0..7 (a bit of `set` per type); a byte with
 // any other value is in no set. Header-only: it sits inside hot loops.
 #pragma once
 

@@ -2,8 +2,8 @@
 // as BatchMemory (Store::NewBatch) and used for the pipeline's result
 // buffers.
 //
-// cudaHostAlloc costs milliseconds (it pins pages and maps them for the
-// device), far too much per batch, so freed blocks are kept in power-of-two
+// Pinning costs milliseconds (cudaHostAlloc, or cudaHostRegister of huge
+// pages: AllocatePinnedHost below), far too much per batch, so freed blocks are kept in power-of-two
 // size classes and reused. Memory is portable (usable from any CUDA context
 // of the process) and mapped (kernels write small ARBs' results into it). The pool keeps at most `cache_limit` bytes of idle blocks;
 // beyond that a freed block goes back to the driver. The default is 4 GiB:

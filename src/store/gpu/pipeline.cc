@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -463,7 +464,10 @@ void Pipeline::FreeWrite(const WriteRef& w, const WriteOut& out, uint64_t seq) {
 }
 
 void Pipeline::RunRetries(Slot& s) {
-  // Only an ARB that ran alone on a partial allowance gets here (pipeline.h).
+  // Only an ARB that ran alone on a partial allowance gets here (pipeline.h),
+  // and such an ARB has a view column, never value slots (Issue): the views
+  // of the retries' results are copied into it.
+  assert(!s.value_slots);
   uint8_t* codes = reinterpret_cast<uint8_t*>(s.arb->out + s.out_codes);
   char* values = s.arb->out + s.out_values;
   uint64_t* expires = s.expires();

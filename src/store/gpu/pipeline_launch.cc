@@ -370,7 +370,8 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   v.arena = reinterpret_cast<const uint64_t*>(s.in.p);
   v.skip = a.check;
   v.out_codes = reinterpret_cast<uint8_t*>(s.out.p + s.out_codes);
-  v.out_values = s.out.p + s.out_values;
+  // (A slot ARB has no view column: nothing may be written through out_values.)
+  v.out_values = value_slots ? nullptr : s.out.p + s.out_values;
   v.out_writes = reinterpret_cast<uint64_t*>(s.out.p + s.out_writes);
   v.wslot = a.wslot;
   v.retry_flag = a.hdr + 2;
