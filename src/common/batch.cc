@@ -114,7 +114,7 @@ constexpr size_t OpRegionBytes(size_t ops) {
 // miss (kvcg-bench-gpu e2e general 95/5: ~175 ns per PUT in the append).
 constexpr int kStoresAhead = 8;
 constexpr size_t kValueLookaheadLines = 4;
-bool Stores(OpType t) { return t == OpType::kPut || t == OpType::kCompareAndSwap; }
+bool Stores(OpType t) { return TypeIn(t, kStoringTypes); }
 class StoreLookahead {
  public:
   // Over ops [0, n) of `types`; values null: nothing to request.
@@ -432,16 +432,10 @@ void Batch::AppendBulk(const OpType* types, const void* keys, size_t key_width,
   for (size_t base = 0; base < n; base += 64) {
     const size_t count = std::min<size_t>(64, n - base);
     const uint64_t stores = TypeMask64(types + base, count, kStoringTypes);
-    const uint64_t rare =
-        TypeMask64(types + base, count, TypeBit(OpType::kExpire) | TypeBit(OpType::kCompareAndSwap));
     puts += size_t(std::popcount(stores));
     if (stores != 0) last_store = base + 64 - size_t(std::countl_zero(stores));
-    if (rare != 0) {
-      for (size_t i = base; i < base + count; ++i) {
-        expires |= types[i] == OpType::kExpire;
-        cas |= types[i] == OpType::kCompareAndSwap;
-      }
-    }
+    expires |= TypeMask64(types + base, count, TypeBit(OpType::kExpire)) != 0;
+    cas |= TypeMask64(types + base, count, TypeBit(OpType::kCompareAndSwap)) != 0;
   }
   // Fixed-width (see batch.h): the columns are three copies.
   const bool fixed_ok = kpad == key_width && key_width != 0 && value_width % 8 == 0 &&

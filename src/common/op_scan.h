@@ -36,6 +36,10 @@ constexpr uint32_t TypeBit(OpType t) { return uint32_t(1) << uint8_t(t); }
 constexpr uint32_t kStoringTypes = TypeBit(OpType::kPut) | TypeBit(OpType::kCompareAndSwap);
 constexpr uint32_t kWritingTypes =
     kStoringTypes | TypeBit(OpType::kDelete) | TypeBit(OpType::kExpire);
+// Whether `t` is in `set` (a byte outside 0..7 is in none).
+constexpr bool TypeIn(OpType t, uint32_t set) {
+  return uint8_t(t) < 8 && ((set >> uint8_t(t)) & 1) != 0;
+}
 
 // Bit j set when types[j] (j < count <= 64) is in `set`.
 inline uint64_t TypeMask64(const OpType* types, size_t count, uint32_t set) {
@@ -53,7 +57,7 @@ inline uint64_t TypeMask64(const OpType* types, size_t count, uint32_t set) {
   }
 #endif
   for (; j < count; ++j) {
-    if (p[j] < 8 && (set >> p[j] & 1) != 0) m |= uint64_t(1) << j;
+    if (TypeIn(OpType(p[j]), set)) m |= uint64_t(1) << j;
   }
   return m;
 }

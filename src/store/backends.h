@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/op_scan.h"
 #include "kvcg/batch.h"
 #include "kvcg/config.h"
 #include "kvcg/status.h"
@@ -31,7 +32,7 @@ Status OpenGpuStore(const Config& config, std::unique_ptr<Store>* store);
 // operation must be answered with (nothing may be changed for it).
 inline Code CheckOperation(const Config& config, OpType type, std::string_view key,
                            std::string_view value) {
-  const bool stores = type == OpType::kPut || type == OpType::kCompareAndSwap;
+  const bool stores = TypeIn(type, kStoringTypes);
   if (!stores && type != OpType::kGet && type != OpType::kDelete && type != OpType::kExpire) {
     return Code::kInvalidArgument;
   }

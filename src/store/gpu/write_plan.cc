@@ -54,7 +54,7 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
     const OpType t = types[i];
     const uint32_t vlen = uint32_t(b.value(i).size());
     WriteRef w{uint32_t(i), uint32_t(b.key(i).size()), vlen, t, false, nullptr, 0};
-    if ((t == OpType::kPut || t == OpType::kCompareAndSwap) &&
+    if (TypeIn(t, kStoringTypes) &&
         CheckOperation(config, b, i) == Code::kOk) {
       // A big blob is an allocation of its own: a CUDA call.
       if (ValueHeap::Big(vlen) && !may_grow) return false;
