@@ -4,9 +4,8 @@
 // answers equal a host model's on both layouts whatever the block count,
 // that same-key order holds across ARBs that alternate between the ring and
 // the stream path (batches on both sides of the size limits), that a kernel
-// that ended by itself (idle, or its lifetime: then the idle pipeline
-// renews it at once) or was stopped (markers) is relaunched without losing
-// an ARB, and that concurrent submitters each see their own writes.
+// that ended by itself (idle) or was stopped (markers) is relaunched without
+// losing an ARB, and that concurrent submitters each see their own writes.
 // Without a usable GPU every test is skipped with the reason.
 #include <gtest/gtest.h>
 
@@ -54,13 +53,12 @@ std::string ValueOf(bool fixed8, uint64_t v) {
 // Batches of `sizes` (cycled), random GET / PUT / DELETE over `keys` keys,
 // each checked op by op against a std::map; every `pause_every` batches the
 // test sleeps past the kernel's idle bound (it ends; the next post
-// relaunches it). Runs at least `batches` batches and for at least `min_ms`.
+// relaunches it).
 void RunAgainstModel(Store* store, bool fixed8, const std::vector<int>& sizes, int batches,
-                     int keys, int pause_every, uint64_t seed, int min_ms = 0) {
+                     int keys, int pause_every, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::map<std::string, std::string> model;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(min_ms);
-  for (int b = 0; b < batches || std::chrono::steady_clock::now() < until; ++b) {
+  for (int b = 0; b < batches; ++b) {
     if (pause_every > 0 && b % pause_every == pause_every - 1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(3));
     }
@@ -152,22 +150,6 @@ TEST_P(ResidentRing, RelaunchesAfterEndingWhenIdle) {
   RunAgainstModel(store.get(), GetParam() == Layout::kFixed8, {8, 120}, 60, 50, 4, 5);
   const GpuStore::PathCounts c = Counts(store.get());
   EXPECT_GE(c.resident_launches, 10u) << "each pause ends the kernel";
-  EXPECT_EQ(c.stream_arbs, 0u);
-}
-
-// Batches one after another for five of the kernel's lifetimes: each launch
-// ends for its lifetime between two batches, and the idle pipeline launches
-// the next one at once (a renewal) rather than the next batch waiting for
-// it; no ARB around a renewal is lost or answered out of order.
-TEST_P(ResidentRing, RenewsALaunchThatEndedForItsLifetime) {
-  SKIP_WITHOUT_GPU();
-  auto store = OpenResident(GetParam(), 8);
-  ASSERT_TRUE(store);
-  RunAgainstModel(store.get(), GetParam() == Layout::kFixed8, {64, 300, 7}, 100, 500, 0, 13, 110);
-  const GpuStore::PathCounts c = Counts(store.get());
-  EXPECT_GE(c.resident_launches, 3u) << "a launch lives about 20 ms";
-  EXPECT_GE(c.resident_renewals, 1u) << "the idle pipeline relaunched one that ended for its lifetime";
-  EXPECT_LT(c.resident_renewals, c.resident_launches);
   EXPECT_EQ(c.stream_arbs, 0u);
 }
 

@@ -121,12 +121,11 @@ class GpuStore final : public Store {
     return general() ? static_cast<TableSpace&>(*pool_) : static_cast<TableSpace&>(*window_space_);
   }
   uint32_t max_batch_ops() const { return max_batch_ops_; }
-  // ARBs posted to the resident kernel's ring, its launches (of which
-  // renewals: launched by the idle pipeline after one ended for its
-  // lifetime), and ARBs launched on a stream, since Open
-  // (pipeline_resident.cc). Thread-safe; for tests and benchmarks.
+  // ARBs posted to the resident kernel's ring, its launches, and ARBs
+  // launched on a stream, since Open (pipeline_resident.cc). Thread-safe;
+  // for tests and benchmarks.
   struct PathCounts {
-    uint64_t resident_arbs = 0, resident_launches = 0, resident_renewals = 0, stream_arbs = 0;
+    uint64_t resident_arbs = 0, resident_launches = 0, stream_arbs = 0;
   };
   PathCounts path_counts() const;
   // The pipeline, at a Clear marker with nothing in flight: empties the table.

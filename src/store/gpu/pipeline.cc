@@ -227,7 +227,6 @@ void Pipeline::Run() {
           std::chrono::steady_clock::now() + std::chrono::microseconds(kIdleSpinUs);
       while (queued_.load(std::memory_order_acquire) == 0 &&
              std::chrono::steady_clock::now() < spin_until) {
-        RenewResident();
         CpuRelax();
       }
       std::unique_lock<std::mutex> lock(mu_);

@@ -231,11 +231,9 @@ class Pipeline {
   // Keys removed by the eviction policy since the store opened. Thread-safe.
   uint64_t evicted_keys() const { return evicted_keys_.load(std::memory_order_relaxed); }
   // GpuStore::path_counts. Thread-safe.
-  void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* resident_renewals,
-                  uint64_t* stream_arbs) const {
+  void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* stream_arbs) const {
     *resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
     *resident_launches = resident_launches_.load(std::memory_order_relaxed);
-    *resident_renewals = resident_renewals_.load(std::memory_order_relaxed);
     *stream_arbs = stream_arbs_.load(std::memory_order_relaxed);
   }
 
@@ -352,10 +350,6 @@ class Pipeline {
   // When the running launch has ended: relaunches it from the first ARB it
   // did not take, if one was posted.
   cudaError_t NoteResidentExit();
-  // The idle pipeline thread: when the running launch ended for its
-  // lifetime while ARBs kept coming, launches the next one at once, so the
-  // next small ARB does not wait for a launch (resident_ring.h).
-  void RenewResident();
   void StopResident();
   cudaError_t Query(const Slot& s);
   void CompleteFront();
@@ -474,7 +468,7 @@ class Pipeline {
   uint64_t res_gen_ = 0;
   uint64_t res_posted_ = 0;
   uint32_t res_polls_ = 0;
-  std::atomic<uint64_t> resident_arbs_{0}, resident_launches_{0}, resident_renewals_{0}, stream_arbs_{0};
+  std::atomic<uint64_t> resident_arbs_{0}, resident_launches_{0}, stream_arbs_{0};
   Request* pending_ = nullptr;        // popped but did not fit the last ARB
   Request* marker_ = nullptr;         // a Clear or snapshot marker met while gathering
 

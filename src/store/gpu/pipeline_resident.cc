@@ -14,9 +14,7 @@
 // waits for the previous one).
 //
 // Lifetime. The kernel is launched at the first post and whenever it ended
-// (idle, its lifetime, or a stop) before taking an ARB that was posted; one
-// that ended for its lifetime is relaunched by the idle pipeline thread at
-// once (RenewResident), so the next ARB finds it running. The
+// (idle, its lifetime, or a stop) before taking an ARB that was posted. The
 // pipeline stops it before anything that may allocate or free device memory
 // on this thread (CompleteInFlight: markers, sweeps, ARBs that run alone, a
 // stream ARB), so its own CUDA calls never wait for it.
@@ -122,20 +120,6 @@ cudaError_t Pipeline::NoteResidentExit() {
   res_running_ = false;
   const uint64_t first = res_host_->exit_word & kResidentSeqMask;
   return first <= res_posted_ ? LaunchResident(first) : cudaSuccess;
-}
-
-void Pipeline::RenewResident() {
-  if (!res_running_) return;
-  const uint64_t w = res_host_->exit_word;
-  if ((w >> kResidentGenShift) != res_gen_ || (w & kResidentRenewBit) == 0) return;
-  res_running_ = false;
-  const cudaError_t err = LaunchResident(w & kResidentSeqMask);
-  if (err == cudaSuccess) resident_renewals_.fetch_add(1, std::memory_order_relaxed);
-  if (err != cudaSuccess) {
-    // As StopResident: the next post relaunches, a poll reports it.
-    if (sticky_ == cudaSuccess) sticky_ = err;
-    cudaGetLastError();
-  }
 }
 
 cudaError_t Pipeline::PostResident(Slot& s, const ArbDev& a, ArbView v) {

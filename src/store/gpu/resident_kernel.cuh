@@ -76,16 +76,13 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
     if (blockIdx.x == 0) {
       if (threadIdx.x == 0) {
         int c = 0;
-        uint64_t renew = 0;
         while (true) {
           if (LdAcquireSys64(&p.host->doorbell) >= seq) {
             c = 1;
             break;
           }
           const uint64_t now = GlobalNs();
-          if (p.host->stop_gen == p.gen || now - t_last > p.idle_ns) break;
-          if (now - t_start > p.life_ns) {
-            renew = kResidentRenewBit;  // ARBs kept coming: the host relaunches at once
+          if (p.host->stop_gen == p.gen || now - t_last > p.idle_ns || now - t_start > p.life_ns) {
             break;
           }
         }
@@ -93,7 +90,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
           // Ending: the other blocks leave once they ran every ARB before
           // seq; the host learns where to resume.
           StReleaseGpu64(&p.dev->go, gen_bits | kResidentExitBit | seq);
-          StReleaseSys64(&p.host->exit_word, gen_bits | renew | seq);
+          StReleaseSys64(&p.host->exit_word, gen_bits | seq);
         }
         cmd = c;
         t_last = GlobalNs();

@@ -23,12 +23,9 @@
 //           and finished = seq (device memory).
 //   exit:   the kernel ends by itself when no ARB came for idle_ns, when it
 //           has run life_ns, or when the host asks (stop_gen = its gen);
-//           it writes exit_word = gen << 40 | renew bit | (first seq it did
-//           NOT take) before ending. The host relaunches (gen + 1, from that
-//           seq) when an ARB it posted was not taken, and, while it idles,
-//           at once when the renew bit says the launch ended for its
-//           lifetime (ARBs were still coming): otherwise the next ARB would
-//           wait for the launch.
+//           it writes exit_word = gen << 40 | (first seq it did NOT take)
+//           before ending. The host relaunches (gen + 1, from that seq)
+//           when an ARB it posted was not taken.
 // Why it ends by itself: CUDA calls such as cudaFree and cudaFreeHost wait
 // for the whole device, so a kernel that never ended would hang any thread
 // that frees memory (the value heap, pinned batches, a table rebuild). With
@@ -50,8 +47,7 @@ constexpr uint32_t kResidentThreads = 256;    // per block: the prepare's and bo
 constexpr uint32_t kResidentMaxOps = 1024;    // 256 threads x 4 items: the prepare's shared memory
 constexpr uint64_t kResidentGenShift = 40;
 constexpr uint64_t kResidentSeqMask = (1ull << 39) - 1;
-constexpr uint64_t kResidentExitBit = 1ull << 39;   // in go
-constexpr uint64_t kResidentRenewBit = 1ull << 39;  // in exit_word: ended for its lifetime
+constexpr uint64_t kResidentExitBit = 1ull << 39;
 
 // The kernel's timings of each ARB (ResidentParams::profile, for the
 // pipeline's KVCG_GPU_PROFILE): device clock readings (ns) at these points,
@@ -85,7 +81,7 @@ static_assert(sizeof(ResidentDesc) % 16 == 0, "copied in 16-byte words");
 struct ResidentHostWords {
   alignas(64) volatile uint64_t doorbell;   // the newest seq posted
   alignas(64) volatile uint64_t done_seq;   // the newest seq completed
-  alignas(64) volatile uint64_t exit_word;  // gen << 40 | renew bit | first seq not taken
+  alignas(64) volatile uint64_t exit_word;  // gen << 40 | first seq not taken
   alignas(64) volatile uint64_t stop_gen;   // the host asks generation stop_gen to end
   ResidentDesc desc[kResidentRing];
   uint64_t prof[kResidentRing][kResidentMarks];  // with ResidentParams::profile
