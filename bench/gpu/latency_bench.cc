@@ -62,7 +62,7 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
   c.gpu_resident_blocks = resident_blocks;
   auto store = OpenStore(c);
   Prefill(store.get(), shape, keys, args.threads);
-  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}};
+  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}, 0, {}};
   row.us.reserve(size_t(args.iterations));
   Rng rng{5};
   std::vector<uint64_t> idx(kOps);
