@@ -42,9 +42,9 @@ struct Row {
   std::string store;
   std::vector<double> us;  // sorted
   // Ring rows: samples during which the resident kernel was launched, and
-  // the other samples' latencies (sorted).
+  // the p99 of the other samples.
   uint64_t launch_samples = 0;
-  std::vector<double> us_no_launch;
+  double p99_no_launch_us = 0;
 };
 
 // The resident kernel's launches so far (0 for other stores).
@@ -62,7 +62,8 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
   c.gpu_resident_blocks = resident_blocks;
   auto store = OpenStore(c);
   Prefill(store.get(), shape, keys, args.threads);
-  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}, 0, {}};
+  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}, 0, 0};
+  std::vector<double> us_no_launch;
   row.us.reserve(size_t(args.iterations));
   Rng rng{5};
   std::vector<uint64_t> idx(kOps);
@@ -96,19 +97,20 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
       if (launched) {
         ++row.launch_samples;
       } else {
-        row.us_no_launch.push_back(us);
+        us_no_launch.push_back(us);
       }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(kGapUs));
   }
   std::sort(row.us.begin(), row.us.end());
-  std::sort(row.us_no_launch.begin(), row.us_no_launch.end());
+  std::sort(us_no_launch.begin(), us_no_launch.end());
+  if (!us_no_launch.empty()) row.p99_no_launch_us = Quantile(us_no_launch, 0.99);
   std::fprintf(stderr,
                "latency %s %s (resident blocks %u) 512-op batch: p50 %.1f us, p99 %.1f us, p999 %.1f us, max %.1f us "
                "(kernel launched during %llu samples; p99 of the others %.1f us; value checksum %016llx)\n",
                BackendName(backend), shape.name(), row.resident_blocks, Quantile(row.us, 0.5), Quantile(row.us, 0.99),
                Quantile(row.us, 0.999), row.us.back(), (unsigned long long)row.launch_samples,
-               row.us_no_launch.empty() ? 0.0 : Quantile(row.us_no_launch, 0.99), (unsigned long long)sum);
+               row.p99_no_launch_us, (unsigned long long)sum);
   return row;
 }
 
@@ -143,7 +145,7 @@ int RunLatency(const Args& args) {
                 Quantile(r.us, 0.5),
                 Quantile(r.us, 0.99), Quantile(r.us, 0.999), r.us.back(), mean,
                 (unsigned long long)r.launch_samples,
-                r.us_no_launch.empty() ? 0.0 : Quantile(r.us_no_launch, 0.99), Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
+                r.p99_no_launch_us, Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;

@@ -18,6 +18,7 @@
 #include <random>
 #include <thread>
 
+#include "durability/log_format.h"
 #include "durability/snapshot_file.h"
 #include "kvcg/durable.h"
 #include "kvcg/engine.h"
@@ -49,6 +50,17 @@ Config DurableConfig(const std::string& dir, bool log, FsyncPolicy policy = Fsyn
   c.durability.append_only = log;
   c.durability.fsync = policy;
   return c;
+}
+
+// Damages the file at `offset` by flipping its byte. Flipped, not set to a
+// fixed value: a log's first payload holds the clock, so a set byte was
+// sometimes the byte already there and the file was not damaged at all.
+void FlipByte(const std::string& path, uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(std::streamoff(offset));
+  const char was = char(f.get());
+  f.seekp(std::streamoff(offset));
+  f.put(char(was ^ 0xFF));
 }
 
 std::unique_ptr<Store> MustOpen(const Config& c) {
@@ -250,16 +262,7 @@ TEST(Durable, DamageInsideTheLogFailsOpenNamingTheFileAndOffset) {
     for (int i = 0; i < 20; ++i) store->Put("k" + std::to_string(i), std::string(100, 'v'));
   }
   const std::string log = IncrFiles(dir.path()).back();
-  {
-    // Flip a byte inside the first frame's payload. Flipped, not set: the
-    // payload holds the write's clock, so a fixed byte was the same as the
-    // original about once in 256 runs and the log was not damaged at all.
-    std::fstream f(log, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(32 + 24 + 3);
-    const char was = char(f.get());
-    f.seekp(32 + 24 + 3);
-    f.put(char(was ^ 0xFF));
-  }
+  FlipByte(log, durability::kFileHeaderBytes + durability::kFrameHeaderBytes + 3);  // inside the first frame's payload
   std::unique_ptr<Store> store;
   Status s = Store::Open(DurableConfig(dir.path(), true), &store);
   EXPECT_EQ(s.code(), Code::kIoError) << s.ToString();
@@ -434,11 +437,7 @@ TEST(Durable, ADamagedSnapshotFailsOpenNamingTheFile) {
     ASSERT_TRUE(AsDurable(store.get())->Save().ok());
   }
   const std::string snap = dir.path() + "/dump.kvcg";
-  {
-    std::fstream f(snap, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(std::streamoff(fs::file_size(snap) / 2));
-    f.put('\x01');
-  }
+  FlipByte(snap, fs::file_size(snap) / 2);
   std::unique_ptr<Store> store;
   Status s = Store::Open(DurableConfig(dir.path(), false), &store);
   EXPECT_EQ(s.code(), Code::kIoError);
