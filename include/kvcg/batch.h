@@ -97,6 +97,12 @@ enum class OpType : uint8_t {
   // follows from the result: found() && ExpireConditionHolds(condition(i),
   // result.expire_at, expire_at(i)).
   kExpire = 4,
+  // Does nothing and is answered kNotFound; its key and value are neither
+  // checked nor read. For a producer that answers some ops of a batch itself
+  // and hands the batch on to a store without copying the rest (the KVCG
+  // engine's hot-cache hits, SetNoop below): the ops keep their positions,
+  // so the store's results line up with the batch.
+  kNoop = 5,
 };
 
 // Expire-at values with a meaning of their own (see Expiry above).
@@ -203,6 +209,10 @@ class Batch {
   // is empty) a fixed-width batch when the widths allow it (see above).
   void AppendBulk(const OpType* types, const void* keys, size_t key_width, const void* values,
                   size_t value_width, size_t n);
+
+  // Turns op i into a kNoop (its bytes stay where they are; stores() drops
+  // by one if it was a PUT or CAS; has_cas() and has_expiry() do not change).
+  void SetNoop(size_t i);
 
   // Drop all operations, keeping the memory for reuse.
   void Clear();

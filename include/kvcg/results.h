@@ -165,6 +165,24 @@ class Results {
   // Copies every result (tests, simple callers).
   std::vector<OpResult> ToOwned() const;
 
+  // --- For a producer that answered some ops of a batch itself and had a
+  // store run the batch with those ops turned into OpType::kNoop (the KVCG
+  // engine's hot-cache hits): it writes its answers over the store's.
+  //
+  // Replaces result i by `code` and, when code is kOk, `value` with its
+  // expire-at. The bytes are copied where the result holds values in place
+  // (fixed-width words, value slots of up to kValueSlotBytes); otherwise
+  // the result views them, so they must live as long as this Results: hand
+  // their owner to Adopt. Returns false and changes nothing when this
+  // Results cannot hold the answer: a fixed-width Results and a value that
+  // is not 8 bytes, an expire-at and no expire column, or no value column
+  // at all. Only on a Results a Store produced (its columns are the store's
+  // writable memory), before anyone reads it; not thread-safe.
+  bool Replace(size_t i, Code code, std::string_view value, uint64_t expire_at);
+  // Keeps `extra` alive as long as this Results too (it is released after
+  // the Results' own owner).
+  void Adopt(std::unique_ptr<Owner> extra);
+
   // Ends the lease: every view of this Results dies. Idempotent; also done
   // by the destructor.
   void Release() {

@@ -121,8 +121,9 @@ class Store {
 
   // Early answers: Submit, and let the submitter read the ops that are
   // answered before the batch completes. On the engine (kvcg/engine.h) those
-  // are hot-cache hits and input errors, answered while Submit routes the
-  // batch; a backend answers nothing early. `early` is called at most once,
+  // are hot-cache hits and the input errors of hot ops, answered while
+  // Submit routes the batch (a cold op's error comes with `done`, from the
+  // canonical store); a backend answers nothing early. `early` is called at most once,
   // on the submitting thread before this returns and before `done` is
   // called, with the batch's results
   // so far and answered[i] != 0 for every op i whose result there is final

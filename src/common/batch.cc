@@ -32,6 +32,7 @@ const char* OpTypeName(OpType type) {
     case OpType::kDelete: return "DELETE";
     case OpType::kCompareAndSwap: return "CAS";
     case OpType::kExpire: return "EXPIRE";
+    case OpType::kNoop: return "NOOP";
   }
   return "UNKNOWN";
 }
@@ -389,6 +390,11 @@ void Batch::CompareAndSwap(std::string_view key, const std::string_view* expecte
 void Batch::Expire(std::string_view key, uint64_t expire_at, ExpireCondition condition) {
   Append(OpType::kExpire, key, {}, expire_at);
   conditions_[n_ - 1] = condition;
+}
+
+void Batch::SetNoop(size_t i) {
+  if (TypeIn(types_[i], kStoringTypes)) --stores_;
+  types_[i] = OpType::kNoop;
 }
 
 void Batch::AppendFrom(const Batch& other, size_t i) {

@@ -18,6 +18,55 @@ std::vector<OpResult> Results::ToOwned() const {
   return out;
 }
 
+bool Results::Replace(size_t i, Code code, std::string_view value, uint64_t expire_at) {
+  const bool found = code == Code::kOk;
+  if (found && expire_at != kNoExpiryAt && expires_ == nullptr) return false;
+  if (found && words_ != nullptr && value.size() != 8) return false;
+  if (found && words_ == nullptr && slot_lens_ == nullptr && views_ == nullptr) return false;
+  // The columns are the producing store's writable memory (see the header).
+  if (found) {
+    if (words_ != nullptr) {
+      std::memcpy(const_cast<uint64_t*>(words_) + i, value.data(), 8);
+    } else if (slot_lens_ != nullptr) {
+      char* slot = const_cast<char*>(slots_) + i * kValueSlotBytes;
+      uint8_t* len = const_cast<uint8_t*>(slot_lens_) + i;
+      if (value.size() < kSlotHoldsView && value.size() <= kValueSlotBytes) {
+        if (!value.empty()) std::memcpy(slot, value.data(), value.size());
+        *len = uint8_t(value.size());
+      } else {
+        const ValueRef ref{value.data(), value.size()};
+        std::memcpy(slot, &ref, sizeof ref);
+        *len = kSlotHoldsView;
+      }
+    } else {
+      const_cast<ValueRef*>(views_)[i] = ValueRef{value.data(), value.size()};
+    }
+  }
+  if (expires_ != nullptr) const_cast<uint64_t*>(expires_)[i] = found ? expire_at : kNoExpiryAt;
+  const_cast<Code*>(codes_)[i] = code;
+  return true;
+}
+
+void Results::Adopt(std::unique_ptr<Owner> extra) {
+  if (extra == nullptr) return;
+  if (owner_ == nullptr) {
+    owner_.reset(extra.release());
+    return;
+  }
+  // Both owners in one: the store's first, then the extra one.
+  struct Both final : Owner {
+    std::unique_ptr<Owner, OwnerDone> first, second;
+    ~Both() override {
+      first.reset();
+      second.reset();
+    }
+  };
+  auto* both = new Both;
+  both->first = std::move(owner_);
+  both->second.reset(extra.release());
+  owner_.reset(both);
+}
+
 namespace {
 constexpr uint64_t kAbsolute = ~uint64_t(0);
 

@@ -234,7 +234,7 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     const uint64_t now = config_.clock();
     const uint64_t log_gen = log_gen_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < n; ++i) {
-      if (batch.type(i) == OpType::kGet) continue;
+      if (!TypeIn(batch.type(i), kWritingTypes)) continue;  // GET, NOOP
       // An op the store will refuse changes nothing: it needs no record.
       if (store::CheckOperation(config_, batch, i) != Code::kOk) continue;
       LogLanes::Lane& lane = lanes_.lane(LogLanes::LaneOf(batch.key(i)));

@@ -100,7 +100,8 @@ void AppendLogRecord(std::string* out, const Batch& batch, size_t i) {
       break;
     }
     case OpType::kGet:
-      break;  // reads are not logged
+    case OpType::kNoop:
+      break;  // reads and masked ops change nothing: not logged
   }
 }
 

@@ -55,19 +55,25 @@ hotcache::HotCache::Options CacheOptions(const Config& config) {
 
 }  // namespace
 
-// One batch that is not all cold, from routing to completion; its results
-// are assembled by the BatchResults base (see engine/batch_results.h), which
-// is also the hot cache's ResultSink for its ops. Deleted by the Finish that
-// answers its last op.
-struct KvcgEngine::BatchCtx final : BatchResults {
-  BatchCtx(Batch b, Completion d, uint32_t n, uint64_t start)
-      : BatchResults(n), batch(std::move(b)), done(std::move(d)), start_ns(start),
-        remaining(n + 1) {}
+// One batch that is not all cold, from routing to completion: the answers
+// given here (the HotAnswers base, also the hot cache's ResultSink for its
+// ops) and, once they arrive, the canonical store's Results. Handed to the
+// delivered Results as an owner by the Finish that answers its last op.
+struct KvcgEngine::BatchCtx final : HotAnswers {
+  BatchCtx(Completion d, uint32_t n, uint32_t hot_expected, uint64_t start)
+      : HotAnswers(hot_expected), done(std::move(d)), n(n), start_ns(start), remaining(n + 1) {}
 
+  // The client's batch while routing; afterwards only while the cache may
+  // still refer to it (a miss or a queued op), else it went to the store.
   Batch batch;
   Completion done;
+  const uint32_t n;
   const uint64_t start_ns;
   std::atomic<uint32_t> remaining;  // unanswered ops + 1 while routing
+  std::vector<Fill> fills;          // routing thread, then the cold completion
+  uint32_t plain = 0;               // ops the canonical store answers that are not fills
+  bool sent = false;                // the canonical store got the batch
+  Results canonical;                // its Results, once they arrive
 };
 
 // ---------------------------------------------------------------------------
@@ -134,10 +140,9 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   // Every op's hash and fingerprint first, one XXH3 each when Config::hash
   // is the default (router.h, Fingerprint); then one pass that classifies and
   // runs each op, asking the model to start loading kPrefetch ops ahead (a
-  // large key set misses the cache), so the misses of a batch overlap. While
-  // every op so far is cold nothing is copied: an all-cold batch goes to the
-  // canonical store as it is. (Not thread_local scratch: Route re-enters
-  // through completions.)
+  // large key set misses the cache), so the misses of a batch overlap. An
+  // all-cold batch goes to the canonical store as it is, with no state of
+  // ours. (Not thread_local scratch: Route re-enters through completions.)
   std::vector<uint64_t> hashes(2 * size_t{n});
   uint64_t* fingerprints = hashes.data() + n;
   for (uint32_t j = 0; j < n; ++j) {
@@ -149,17 +154,12 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     for (uint32_t j = 0; j < std::min(n, kPrefetch); ++j) router_.Prefetch(fingerprints[j]);
   }
   uint32_t i = 0;
-  bool hot = false;
-  for (; i < n; ++i) {
-    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
-    if (store::CheckOperation(config_, batch, i) != Code::kOk) break;
-    const uint64_t hash = hashes[i];
-    hot = cpu_only_;
-    if (!cpu_only_) {
-      router_.Sample(batch.key(i), hash);
-      hot = router_.IsHot(batch.key(i), hash, fingerprints[i]);
+  if (!cpu_only_) {
+    for (; i < n; ++i) {
+      if (i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
+      router_.Sample(batch.key(i), hashes[i]);
+      if (router_.IsHot(batch.key(i), hashes[i], fingerprints[i])) break;
     }
-    if (hot) break;
   }
   if (i == n && n != 0) {
     // Forwarded as it is, and so are its Results: nothing is copied.
@@ -174,64 +174,57 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     return;
   }
 
-  auto* ctx = new BatchCtx(std::move(batch), std::move(done), n, start);
-  const Batch& b = ctx->batch;
-  // The cold ops and misses: one batch in the canonical store's memory, made
-  // when the first op needs it (a batch of hits needs none) and sized once
-  // for every op that may still join it, so it never regrows.
-  Batch cold;
-  std::vector<ColdRef> refs;
-  auto to_cold = [&](uint32_t j, bool fill, uint64_t hash) {
-    if (refs.empty()) {
-      cold = canonical_->NewBatch();
-      cold.Reserve(n - j, b.key_bytes_size(), b.value_bytes_size());
-      refs.reserve(n - j);
-    }
-    cold.AppendFrom(b, j);
-    refs.push_back({j, fill, hash});
-  };
-  for (uint32_t j = 0; j < i; ++j) to_cold(j, false, hashes[j]);
+  auto* ctx = new BatchCtx(std::move(done), n, n - i, start);
+  ctx->batch = std::move(batch);
+  Batch& b = ctx->batch;
+  // The ops answered here, to become no-ops in the canonical store's batch.
+  // On the stack for a server round's or a benchmark's batch size.
+  constexpr uint32_t kStackOps = 1024;
+  uint32_t on_stack[kStackOps];
+  std::vector<uint32_t> on_heap;
+  uint32_t* answered_here = on_stack;
+  if (n - i > kStackOps) {
+    on_heap.resize(n - i);
+    answered_here = on_heap.data();
+  }
+  uint32_t noops = 0;
+  bool keep_batch = false;  // the cache holds a reference into ctx->batch
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
-  bool classified = i < n;  // op i was classified by the first loop (unless it failed the check)
+  bool classified = true;  // op i was classified hot by the first loop
   for (; i < n; ++i) {
     if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
     const uint64_t hash = hashes[i];
     if (classified) {
       classified = false;
-      if (!hot) {  // it failed the input check
-        ctx->SetError(i, store::CheckOperation(config_, b, i));
-        ++errors;
-        continue;
-      }
-    } else {
-      const Code check = store::CheckOperation(config_, b, i);
-      if (check != Code::kOk) {
-        ctx->SetError(i, check);
-        ++errors;
-        continue;
-      }
-      hot = cpu_only_;
-      if (!cpu_only_) {
-        router_.Sample(b.key(i), hash);
-        hot = router_.IsHot(b.key(i), hash, fingerprints[i]);
-      }
+    } else if (!cpu_only_) {
+      router_.Sample(b.key(i), hash);
+      if (!router_.IsHot(b.key(i), hash, fingerprints[i])) continue;  // cold: stays as it is
     }
-    if (!hot) {
-      to_cold(i, false, hash);
+    // A client's no-op is the store's to answer, like a cold op.
+    if (b.type(i) == OpType::kNoop) continue;
+    // A hot op is checked here (the cache must not take what the store
+    // would refuse); cold ones are checked by the canonical store.
+    const Code check = store::CheckOperation(config_, b, i);
+    if (check != Code::kOk) {
+      ctx->SetError(i, check);
+      answered_here[noops++] = i;
+      ++errors;
       continue;
     }
-    const hotcache::OpRef op{&ctx->batch, i, ctx};
-    switch (cache_.Execute(op, hash)) {
+    switch (cache_.Execute(hotcache::OpRef{&b, i, ctx}, hash)) {
       case hotcache::Outcome::kDone:
         ++hits;
+        answered_here[noops++] = i;
         break;
       case hotcache::Outcome::kWaiting:
         ++waited;
-        ctx->Queued(i);  // ctx lives on: routing still holds it
+        answered_here[noops++] = i;
+        keep_batch = true;
         break;
       case hotcache::Outcome::kMiss:
         ++misses;
-        to_cold(i, true, hash);
+        ctx->fills.push_back({i, hash});
+        keep_batch = true;
         break;
     }
   }
@@ -245,48 +238,45 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   if (errors) errors_.fetch_add(errors, std::memory_order_relaxed);
   if (early != nullptr && hits + errors != 0) {
     // Every op not cold, not a miss and not queued behind one is answered.
-    // On the stack for a server round's size (no allocation per batch).
-    constexpr uint32_t kStackOps = 1024;
-    uint8_t on_stack[kStackOps];
-    std::vector<uint8_t> on_heap;
-    uint8_t* answered = on_stack;
+    uint8_t flags_on_stack[kStackOps];
+    std::vector<uint8_t> flags_on_heap;
+    uint8_t* answered = flags_on_stack;
     if (n > kStackOps) {
-      on_heap.resize(n);
-      answered = on_heap.data();
+      flags_on_heap.resize(n);
+      answered = flags_on_heap.data();
     }
-    std::fill(answered, answered + n, uint8_t(1));
-    for (const ColdRef& r : refs) answered[r.index] = 0;
-    for (uint32_t q : ctx->queued()) answered[q] = 0;
-    const Results so_far = ctx->Peek();
+    const Results so_far = ctx->Peek(n, answered);
     (*early)(EarlyAnswers{so_far, answered});
   }
-  if (!refs.empty()) {
-    canonical_->Submit(std::move(cold), [this, ctx, refs = std::move(refs)](Results&& results) {
-      OnCold(ctx, refs, std::move(results));
+  if (noops != n) {
+    ctx->plain = n - noops - uint32_t(ctx->fills.size());
+    ctx->sent = true;
+    // The cache refers to the original while a miss or a queued op of it
+    // is unanswered: then the store gets a copy (rare once the hot set is
+    // cached; a memcpy of the columns), else the original itself.
+    Batch to_store = keep_batch ? Batch(b) : std::move(b);
+    for (uint32_t k = 0; k < noops; ++k) to_store.SetNoop(answered_here[k]);
+    canonical_->Submit(std::move(to_store), [this, ctx](Results&& results) {
+      OnCold(ctx, std::move(results));
     });
   }
   Finish(ctx, hits + errors + 1);  // +1: the routing pass's own hold on ctx
 }
 
-void KvcgEngine::OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, Results&& results) {
+void KvcgEngine::OnCold(BatchCtx* ctx, Results&& results) {
   EngineFrame frame;
   const uint64_t latency = NowNs() - ctx->start_ns;
-  // The batch's results borrow the cold values (no copy) and keep `results`.
-  const Results& r = ctx->TakeCold(std::move(results));
-  uint32_t plain = 0;
-  size_t last_fill = refs.size();
-  for (size_t j = 0; j < refs.size(); ++j) {
-    ctx->SetCold(refs[j].index, r[j]);
-    if (refs[j].fill) last_fill = j;
-    else ++plain;
-  }
-  // Every result is recorded before any op is answered. ctx stays alive
-  // through the fills: the plain ops and later fills are not answered yet,
-  // and a fill answers only its own op and ops queued behind it; after the
-  // last fill only the plain ops' hold (if any) is left.
-  for (size_t j = 0; j <= last_fill && j < refs.size(); ++j) {
-    if (!refs[j].fill) continue;
-    OnFill({&ctx->batch, refs[j].index, ctx}, refs[j].hash, r[j]);
+  // Kept before any op is answered: the last answer delivers it.
+  ctx->canonical = std::move(results);
+  const Results& r = ctx->canonical;
+  // ctx stays alive through the fills: the plain ops and later fills are
+  // not answered yet, and a fill answers only its own op and ops queued
+  // behind it; after the last fill only the plain ops' hold (if any) is left.
+  const uint32_t plain = ctx->plain;
+  const size_t fills = ctx->fills.size();
+  for (size_t j = 0; j < fills; ++j) {
+    const Fill f = ctx->fills[j];
+    OnFill({&ctx->batch, f.index, ctx}, f.hash, r[f.index]);
   }
   if (plain == 0) return;
   cold_latency_.Record(latency, plain);  // the batch's cold ops share one latency
@@ -308,9 +298,8 @@ void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView r
     canonical_->Submit(std::move(one), [this, next, hash](Results&& results) {
       // The view stays valid once `results` is moved into the batch's
       // results (moving a Results does not move what it points to).
-      const OpResultView v = results[0];
-      static_cast<BatchCtx*>(next.sink)->AnswerLate(next.index, std::move(results));
-      OnFill(next, hash, v);
+      static_cast<BatchCtx*>(next.sink)->AnswerLate(next.index, results);
+      OnFill(next, hash, results[0]);
     });
   }
   cold_ops_.fetch_add(c.done.size(), std::memory_order_relaxed);
@@ -324,9 +313,16 @@ void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView r
 void KvcgEngine::Finish(BatchCtx* ctx, uint32_t ops) {
   if (ctx->remaining.fetch_sub(ops, std::memory_order_acq_rel) != ops) return;
   // Every op is answered: no other thread touches ctx any more.
-  Results results = ctx->Finish();
+  Results results;
+  if (!ctx->sent) {
+    results = ctx->Merge(ctx->n, nullptr);
+  } else if (ctx->ApplyTo(&ctx->canonical)) {
+    results = std::move(ctx->canonical);
+  } else {
+    results = ctx->Merge(ctx->n, &ctx->canonical);
+  }
   Completion done = std::move(ctx->done);
-  delete ctx;
+  results.Adopt(std::unique_ptr<Results::Owner>(ctx));  // the answers' bytes
   done(std::move(results));
   FinishStashed(1);
 }

@@ -7,24 +7,25 @@
 //     key therefore takes the same path in one batch.
 //  2. Hot operations run inline on the submitting thread on the hot cache.
 //     A hit is answered at once; a miss (no entry) makes the entry pending
-//     and joins the cold operations; an operation on a pending key queues
-//     behind the in-flight one (see hotcache/hot_cache.h).
-//  3. The cold operations and the misses form one canonical-store batch (the
-//     paper's GRB), submitted asynchronously; the canonical store's pipeline
-//     plays the paper's orchestrators. Misses fill the cache when they return,
-//     then the operations queued behind them run.
+//     and stays in the batch for the canonical store; an operation on a
+//     pending key queues behind the in-flight one (see hotcache/hot_cache.h).
+//  3. The batch goes on to the canonical store (the paper's GRB) as it is,
+//     with the ops answered here turned into no-ops (Batch::SetNoop): cold
+//     ops and misses keep their places, so nothing is copied per op on the
+//     way in or out. The canonical store's pipeline plays the paper's
+//     orchestrators. Misses fill the cache when they return, then the
+//     operations queued behind them run.
 //  4. The batch's completion fires when its last operation is answered.
 //
-// Results (kvcg/results.h). A batch's Results is built in one
-// ResultsBuilder: a hit's value is copied once, from the cache entry into
-// the builder's arena (no allocation per op); cold ops and misses borrow
-// their values from the canonical store's Results, which the builder keeps
-// alive (no copy). An all-cold batch goes to the canonical store as it is
-// and its Results is handed to the completion untouched. Ops that waited
-// behind a miss are answered by whichever thread completes that miss, maybe
-// while the submitting thread is still routing the batch; they are written
-// to a second, locked builder and joined to the first at completion, so hits
-// need no lock (engine/batch_results.h).
+// Results (kvcg/results.h). The canonical store's Results for the batch are
+// the batch's results: the engine writes its own answers over the no-ops'
+// (engine/hot_answers.h), one Replace per answered op, and hands them on
+// with the answers' memory added as an owner. An all-cold batch goes to the
+// canonical store untouched and so do its Results. When the batch still has
+// ops the cache will refer to later (a miss, or an op queued behind one),
+// the canonical store gets a copy and the engine keeps the original until
+// they are answered. A batch answered wholly here (no op for the canonical
+// store) gets Results built from the answers alone.
 //
 // Same-key order. Inside one batch a key's operations all go one way, and
 // each way keeps batch order: the canonical store keeps it for cold keys;
@@ -62,7 +63,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/batch_results.h"
+#include "engine/hot_answers.h"
 #include "engine/latency_histogram.h"
 #include "engine/request_gate.h"
 #include "hotcache/hot_cache.h"
@@ -80,10 +81,10 @@ class KvcgEngine final : public Engine {
   // op is cold, so they are made in its memory.
   Batch NewBatch() override { return canonical_->NewBatch(); }
   void Submit(Batch batch, Completion done) override { SubmitWithEarlyAnswers(std::move(batch), std::move(done), {}); }
-  // Hits and input errors are the early answers, given after the routing
-  // pass and before the cold batch is submitted (so nothing else writes the
-  // batch's results meanwhile). A parked batch (during a switch) and an
-  // all-cold batch give none.
+  // Hits and hot ops' input errors are the early answers, given after the
+  // routing pass and before the batch goes to the canonical store (so
+  // nothing else writes its results meanwhile). A parked batch (during a
+  // switch) and an all-cold batch give none.
   void SubmitWithEarlyAnswers(Batch batch, Completion done, const EarlyCallback& early) override;
   uint64_t Size() const override;
   uint64_t MemoryBytes() const override;
@@ -138,16 +139,15 @@ class KvcgEngine final : public Engine {
 
  private:
   struct BatchCtx;
-  struct ColdRef {
+  struct Fill {
     uint32_t index;
-    bool fill;  // a hot-cache miss: its result fills the cache
     uint64_t hash;
   };
 
   // Routes and executes one batch (steps 1–3). Called inside the gate, or by
   // the switching thread for parked batches while the gate is closed.
   void Route(Batch batch, Completion done, const EarlyCallback* early = nullptr);
-  void OnCold(BatchCtx* ctx, const std::vector<ColdRef>& refs, Results&& results);
+  void OnCold(BatchCtx* ctx, Results&& results);
   // A miss (or the op queued behind it) returned from the canonical store
   // with `result` (already recorded in the op's results).
   void OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result);

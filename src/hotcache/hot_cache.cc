@@ -207,6 +207,8 @@ bool HotCache::Changes(const Entry& entry, const OpRef& op) {
     case OpType::kExpire:
       return Present(entry) &&
              ExpireConditionHolds(b.condition(op.index), entry.expire_at, b.expire_at(op.index));
+    case OpType::kNoop:  // never reaches the cache (the engine leaves it to the store)
+      return false;
   }
   return false;
 }
@@ -316,6 +318,8 @@ void HotCache::Fill(Entry& entry, const OpRef& op, OpResultView r) {
       } else {
         keep_found();
       }
+      break;
+    case OpType::kNoop:  // never reaches the cache
       break;
   }
   entry.canonical_present = Present(entry);  // The canonical store just agreed.

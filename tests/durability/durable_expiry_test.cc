@@ -61,7 +61,9 @@ class DurableExpiry : public ::testing::TestWithParam<Row> {
   // Stops the store, persisting it: the log is written as it goes; without
   // it, a snapshot is taken now (SAVE).
   void Stop(std::unique_ptr<Store>& s) {
-    if (!GetParam().log) ASSERT_TRUE(AsDurable(s.get())->Save().ok());
+    if (!GetParam().log) {
+      ASSERT_TRUE(AsDurable(s.get())->Save().ok());
+    }
     s.reset();
   }
   static OpResult One(Store* s, const std::function<void(Batch&)>& add) {

@@ -52,8 +52,13 @@ class EarlyAnswersTest : public ::testing::TestWithParam<uint32_t> {  // canonic
   std::unique_ptr<Engine> Open(Config c = EngineConfig()) { return OpenEngine(c, GetParam()); }
 };
 
+// Early answers are the hot ops the engine answers itself: hits and hot
+// ops' input errors. A cold op's error, like its result, comes from the
+// canonical store with the completion (the engine does not check cold ops).
 TEST_P(EarlyAnswersTest, HitsAndErrorsAreAnsweredEarlyColdOpsAreNot) {
-  auto e = Open();
+  Config c = EngineConfig();
+  c.max_value_bytes = 64;
+  auto e = Open(c);
   for (const char* k : {"h1", "h2", "c1"}) ASSERT_EQ(e->Put(k, std::string("v-") + k).code, Code::kNotFound);
   ASSERT_TRUE(e->InstallModel(MakeKeySetModel({"h1", "h2", "h3"}, "test"), "test", nullptr).ok());
   ASSERT_EQ(e->Get("h1").value, "v-h1");  // compulsory misses: now cached
@@ -63,30 +68,35 @@ TEST_P(EarlyAnswersTest, HitsAndErrorsAreAnsweredEarlyColdOpsAreNot) {
   b.Get("h1");                               // 0: hit
   b.Get("c1");                               // 1: cold
   b.Put("h2", "new");                        // 2: hit (write in the cache)
-  b.Get(std::string(1u << 20, 'x'));         // 3: input error (key too large)
+  b.Get(std::string(1u << 20, 'x'));         // 3: cold input error (key too large)
   b.Get("h3");                               // 4: hot, not cached: a miss
   b.Get("h3");                               // 5: queued behind the miss
+  b.Put("h1", std::string(65, 'v'));         // 6: hot input error (value too large)
   Seen seen;
   const std::thread::id me = std::this_thread::get_id();
   std::vector<OpResult> out = SubmitAndWait(e.get(), std::move(b), &seen);
 
   ASSERT_EQ(seen.calls, 1);
   EXPECT_EQ(seen.thread, me);
-  EXPECT_EQ(seen.answered, (std::vector<uint8_t>{1, 0, 1, 1, 0, 0}));
-  if (GetParam() != 0) EXPECT_TRUE(seen.before_done);  // the cold ops were still out
+  EXPECT_EQ(seen.answered, (std::vector<uint8_t>{1, 0, 1, 0, 0, 0, 1}));
+  if (GetParam() != 0) {
+    EXPECT_TRUE(seen.before_done);  // the cold ops were still out
+  }
   EXPECT_EQ(seen.results[0].value, "v-h1");
   EXPECT_EQ(seen.results[2].code, Code::kOk);
   EXPECT_EQ(seen.results[2].value, "v-h2");
-  EXPECT_EQ(seen.results[3].code, Code::kKeyTooLarge);
+  EXPECT_EQ(seen.results[6].code, Code::kValueTooLarge);
   // The completion has every result, the early ones again.
-  ASSERT_EQ(out.size(), 6u);
+  ASSERT_EQ(out.size(), 7u);
   EXPECT_EQ(out[0].value, "v-h1");
   EXPECT_EQ(out[1].value, "v-c1");
   EXPECT_EQ(out[2].value, "v-h2");
   EXPECT_EQ(out[3].code, Code::kKeyTooLarge);
   EXPECT_EQ(out[4].code, Code::kNotFound);
   EXPECT_EQ(out[5].code, Code::kNotFound);
+  EXPECT_EQ(out[6].code, Code::kValueTooLarge);
   EXPECT_EQ(e->Get("h2").value, "new");
+  EXPECT_EQ(e->Get("h1").value, "v-h1") << "a refused PUT changes nothing";
 }
 
 TEST_P(EarlyAnswersTest, AllColdOrAllMissedBatchesAnswerNothingEarly) {

@@ -175,6 +175,78 @@ TEST(Results, MovesTransferTheOwner) {
   EXPECT_EQ(a_destroyed, 1);
 }
 
+// Replace (the KVCG engine writes its hot-cache answers over the canonical
+// store's Results): copies into words and short slots, views otherwise,
+// and refuses what the Results cannot hold without changing anything.
+TEST(Results, ReplaceWritesViewsWordsAndSlots) {
+  const std::string answer = "from the hot cache";
+  {
+    Code codes[] = {Code::kNotFound, Code::kOk};
+    ValueRef views[] = {{nullptr, 0}, {"old", 3}};
+    uint64_t expires[] = {0, 0};
+    Results r(2, codes, views, nullptr, expires);
+    ASSERT_TRUE(r.Replace(0, Code::kOk, answer, 42));
+    EXPECT_EQ(r.value(0), answer);
+    EXPECT_EQ(r.value(0).data(), answer.data()) << "views the bytes: their owner is adopted";
+    EXPECT_EQ(r.expire_at(0), 42u);
+    ASSERT_TRUE(r.Replace(1, Code::kNotFound, "ignored", 0));
+    EXPECT_FALSE(r.found(1));
+    EXPECT_EQ(r.value(1), "");
+  }
+  {
+    Code codes[] = {Code::kOk};
+    ValueRef views[] = {{"old", 3}};
+    Results r(1, codes, views, nullptr);  // no expire column
+    EXPECT_FALSE(r.Replace(0, Code::kOk, answer, 42)) << "an expire-at with nowhere to go";
+    EXPECT_EQ(r.value(0), "old") << "a refused Replace changes nothing";
+    EXPECT_TRUE(r.Replace(0, Code::kKeyTooLarge, {}, 0));
+    EXPECT_EQ(r.code(0), Code::kKeyTooLarge);
+  }
+  {
+    Code codes[] = {Code::kNotFound, Code::kNotFound};
+    uint64_t words[] = {0, 0};
+    Results r(2, codes, words, nullptr);
+    EXPECT_FALSE(r.Replace(0, Code::kOk, "seven", 0)) << "a word holds exactly 8 bytes";
+    EXPECT_EQ(r.code(0), Code::kNotFound);
+    ASSERT_TRUE(r.Replace(1, Code::kOk, "8 bytes!", 0));
+    EXPECT_EQ(r.value(1), "8 bytes!");
+    EXPECT_EQ(r.value(1).data(), reinterpret_cast<const char*>(words + 1)) << "copied in place";
+  }
+  {
+    Code codes[] = {Code::kNotFound, Code::kNotFound};
+    alignas(8) char slots[2 * kValueSlotBytes] = {};
+    uint8_t lens[] = {0, 0};
+    Results r(2, codes, lens, slots, nullptr);
+    std::string short_value = "short";
+    const std::string long_value(kValueSlotBytes + 1, 'L');
+    ASSERT_TRUE(r.Replace(0, Code::kOk, short_value, 0));
+    ASSERT_TRUE(r.Replace(1, Code::kOk, long_value, 0));
+    short_value.assign("XXXXX");
+    EXPECT_EQ(r.value(0), "short") << "a short value is copied into its slot";
+    EXPECT_EQ(r.value(1).data(), long_value.data()) << "a long one is viewed";
+    EXPECT_EQ(r.value(1).size(), long_value.size());
+  }
+}
+
+TEST(Results, AdoptKeepsBothOwnersUntilRelease) {
+  int store_destroyed = 0, extra_destroyed = 0, lone_destroyed = 0;
+  const Code codes[] = {Code::kOk};
+  const ValueRef views[] = {{"v", 1}};
+  Results r(1, codes, views, std::make_unique<CountingOwner>(&store_destroyed));
+  r.Adopt(std::make_unique<CountingOwner>(&extra_destroyed));
+  r.Adopt(nullptr);
+  Results moved = std::move(r);
+  EXPECT_EQ(store_destroyed + extra_destroyed, 0);
+  moved.Release();
+  EXPECT_EQ(store_destroyed, 1);
+  EXPECT_EQ(extra_destroyed, 1);
+  Results lone(1, codes, views, nullptr);  // no owner of its own
+  lone.Adopt(std::make_unique<CountingOwner>(&lone_destroyed));
+  EXPECT_EQ(lone_destroyed, 0);
+  lone.Release();
+  EXPECT_EQ(lone_destroyed, 1);
+}
+
 TEST(Results, ToOwnedCopiesEverything) {
   ResultsBuilder builder;
   builder.Reset(3);

@@ -72,6 +72,10 @@ void CpuStore::Submit(Batch batch, Completion done) {
 
 void CpuStore::ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out) {
   const OpType type = batch.type(i);
+  if (type == OpType::kNoop) {
+    out.Code(Code::kNotFound);
+    return;
+  }
   const std::string_view key = batch.key(i);
   const Code check = CheckOperation(config_, batch, i);
   if (check != Code::kOk) {
@@ -99,6 +103,8 @@ void CpuStore::ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out) {
     case OpType::kExpire:
       Expire(t, batch.expire_at(i), batch.condition(i), out);
       return;
+    case OpType::kNoop:  // answered above
+      break;
   }
   out.Code(Code::kInvalidArgument);
 }

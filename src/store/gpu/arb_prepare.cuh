@@ -20,7 +20,7 @@ constexpr int kThreads = 256;
 static_assert(8 * kThreads == int(kSmallArbOps));
 
 // kvcg::Code values (kvcg/status.h), as bytes.
-constexpr uint8_t kCodeInvalid = 2, kCodeKeyTooLarge = 3, kCodeValueTooLarge = 4,
+constexpr uint8_t kCodeNotFound = 1, kCodeInvalid = 2, kCodeKeyTooLarge = 3, kCodeValueTooLarge = 4,
                   kCodeCapacity = 5;
 constexpr uint32_t kOverflowOff = 0xffffffffu;
 constexpr uint64_t kNoExpected = ~0ull;
@@ -59,6 +59,7 @@ __device__ uint32_t FindSegment(const ArbDev& a, uint32_t i) {
 // the same order, so both backends answer bad input alike.
 __device__ uint8_t CheckOp(const ArbDev& a, uint32_t t, uint64_t kd, uint32_t vlen, uint64_t ed,
                            uint64_t exp, uint32_t cond) {
+  if (t == 5) return kCodeNotFound;  // OpType::kNoop: answered kNotFound, reads nothing
   const bool cas_expected = t == 3 && ed != kNoExpected;
   if (uint32_t(kd) == kOverflowOff) return kCodeKeyTooLarge;
   if (cas_expected && uint32_t(ed) == kOverflowOff) return kCodeValueTooLarge;
