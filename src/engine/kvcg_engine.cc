@@ -12,6 +12,35 @@ namespace kvcg::engine {
 namespace {
 
 constexpr size_t kSwitchHistory = 64;
+// How many hot ops ahead Route requests each hot-cache stage's line
+// (HotCache::PrefetchBucket/Node/Entry): a stage's line must have arrived
+// when the next stage reads it, and a hit costs ~50 ns once its lines are
+// in the cache, against ~100 ns for a memory read.
+constexpr uint32_t kBucketAhead = 16, kNodeAhead = 8, kEntryAhead = 3;
+
+// Up to n op indexes: on the stack for a server round's or a benchmark's
+// batch size (no allocation per batch), else on the heap.
+class IndexList {
+ public:
+  explicit IndexList(uint32_t n) {
+    if (n > kStack) {
+      heap_.resize(n);
+      data_ = heap_.data();
+    }
+  }
+  IndexList(const IndexList&) = delete;
+  IndexList& operator=(const IndexList&) = delete;
+  void Push(uint32_t i) { data_[size_++] = i; }
+  uint32_t operator[](uint32_t k) const { return data_[k]; }
+  uint32_t size() const { return size_; }
+
+ private:
+  static constexpr uint32_t kStack = 1024;
+  uint32_t stack_[kStack];
+  std::vector<uint32_t> heap_;
+  uint32_t* data_ = stack_;
+  uint32_t size_ = 0;
+};
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -138,11 +167,11 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
   // Every op's hash and fingerprint first, one XXH3 each when Config::hash
-  // is the default (router.h, Fingerprint); then one pass that classifies and
-  // runs each op, asking the model to start loading kPrefetch ops ahead (a
-  // large key set misses the cache), so the misses of a batch overlap. An
-  // all-cold batch goes to the canonical store as it is, with no state of
-  // ours. (Not thread_local scratch: Route re-enters through completions.)
+  // is the default (router.h, Fingerprint); then a pass that classifies the
+  // ops, asking the model to start loading kPrefetch ops ahead (a large key
+  // set misses the cache), so the misses of a batch overlap. An all-cold
+  // batch goes to the canonical store as it is, with no state of ours.
+  // (Not thread_local scratch: Route re-enters through completions.)
   std::vector<uint64_t> hashes(2 * size_t{n});
   uint64_t* fingerprints = hashes.data() + n;
   for (uint32_t j = 0; j < n; ++j) {
@@ -177,53 +206,56 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   auto* ctx = new BatchCtx(std::move(done), n, n - i, start);
   ctx->batch = std::move(batch);
   Batch& b = ctx->batch;
-  // The ops answered here, to become no-ops in the canonical store's batch.
-  // On the stack for a server round's or a benchmark's batch size.
-  constexpr uint32_t kStackOps = 1024;
-  uint32_t on_stack[kStackOps];
-  std::vector<uint32_t> on_heap;
-  uint32_t* answered_here = on_stack;
-  if (n - i > kStackOps) {
-    on_heap.resize(n - i);
-    answered_here = on_heap.data();
+  // The rest of the batch in two passes: classify it, then run its hot ops
+  // with their hot-cache lines requested a few hot ops ahead, stage by stage
+  // (bucket, node, entry: each stage reads the line before it), so that a
+  // batch's cache misses overlap instead of costing three dependent memory
+  // reads per hot op (docs/BENCHMARKS.md 3b). Op i, if any (an empty batch
+  // comes here too), is hot: the first loop stopped there.
+  IndexList hot(n - i);
+  if (i < n) hot.Push(i);
+  for (uint32_t j = i + 1; j < n; ++j) {
+    if (!cpu_only_) {
+      if (j + kPrefetch < n) router_.Prefetch(fingerprints[j + kPrefetch]);
+      router_.Sample(b.key(j), hashes[j]);
+      if (!router_.IsHot(b.key(j), hashes[j], fingerprints[j])) continue;  // cold: stays as it is
+    }
+    hot.Push(j);
   }
-  uint32_t noops = 0;
+  // The ops answered here, to become no-ops in the canonical store's batch.
+  IndexList answered_here(hot.size());
   bool keep_batch = false;  // the cache holds a reference into ctx->batch
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
-  bool classified = true;  // op i was classified hot by the first loop
-  for (; i < n; ++i) {
-    if (!cpu_only_ && i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
-    const uint64_t hash = hashes[i];
-    if (classified) {
-      classified = false;
-    } else if (!cpu_only_) {
-      router_.Sample(b.key(i), hash);
-      if (!router_.IsHot(b.key(i), hash, fingerprints[i])) continue;  // cold: stays as it is
-    }
+  const uint32_t m = hot.size();
+  for (uint32_t k = 0; k < m; ++k) {
+    if (k + kBucketAhead < m) cache_.PrefetchBucket(hashes[hot[k + kBucketAhead]]);
+    if (k + kNodeAhead < m) cache_.PrefetchNode(hashes[hot[k + kNodeAhead]]);
+    if (k + kEntryAhead < m) cache_.PrefetchEntry(hashes[hot[k + kEntryAhead]]);
+    const uint32_t j = hot[k];
     // A client's no-op is the store's to answer, like a cold op.
-    if (b.type(i) == OpType::kNoop) continue;
+    if (b.type(j) == OpType::kNoop) continue;
     // A hot op is checked here (the cache must not take what the store
     // would refuse); cold ones are checked by the canonical store.
-    const Code check = store::CheckOperation(config_, b, i);
+    const Code check = store::CheckOperation(config_, b, j);
     if (check != Code::kOk) {
-      ctx->SetError(i, check);
-      answered_here[noops++] = i;
+      ctx->SetError(j, check);
+      answered_here.Push(j);
       ++errors;
       continue;
     }
-    switch (cache_.Execute(hotcache::OpRef{&b, i, ctx}, hash)) {
+    switch (cache_.Execute(hotcache::OpRef{&b, j, ctx}, hashes[j])) {
       case hotcache::Outcome::kDone:
         ++hits;
-        answered_here[noops++] = i;
+        answered_here.Push(j);
         break;
       case hotcache::Outcome::kWaiting:
         ++waited;
-        answered_here[noops++] = i;
+        answered_here.Push(j);
         keep_batch = true;
         break;
       case hotcache::Outcome::kMiss:
         ++misses;
-        ctx->fills.push_back({i, hash});
+        ctx->fills.push_back({j, hashes[j]});
         keep_batch = true;
         break;
     }
@@ -238,6 +270,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   if (errors) errors_.fetch_add(errors, std::memory_order_relaxed);
   if (early != nullptr && hits + errors != 0) {
     // Every op not cold, not a miss and not queued behind one is answered.
+    constexpr uint32_t kStackOps = 1024;
     uint8_t flags_on_stack[kStackOps];
     std::vector<uint8_t> flags_on_heap;
     uint8_t* answered = flags_on_stack;
@@ -248,6 +281,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     const Results so_far = ctx->Peek(n, answered);
     (*early)(EarlyAnswers{so_far, answered});
   }
+  const uint32_t noops = answered_here.size();
   if (noops != n) {
     ctx->plain = n - noops - uint32_t(ctx->fills.size());
     ctx->sent = true;

@@ -117,12 +117,13 @@ bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, c
     uint64_t header = 0;
     for (Node* n = bucket.head.load(std::memory_order_acquire); n != nullptr && header == 0;
          n = n->next.load(std::memory_order_acquire)) {
-      const uint8_t used = n->used.load(std::memory_order_relaxed);
       for (int i = 0; i < kNodeEntries && header == 0; ++i) {
-        if (!(used >> i & 1) || n->hashes[i].load(std::memory_order_relaxed) != hash) continue;
+        if (n->hashes[i].load(std::memory_order_relaxed) != hash) continue;
         const Entry& e = n->entries[i];
         const uint64_t h = e.fast[0].load(std::memory_order_relaxed);
-        if ((h & kFastValid) == 0) return false;  // the entry's state needs the lock
+        // The entry's state needs the lock, or the entry is free (Remove
+        // zeroes the fast copy and leaves the hash): the locked path decides.
+        if ((h & kFastValid) == 0) return false;
         if ((h >> 8 & 0xff) != key.size()) continue;
         bool same = true;
         for (size_t w = 0; w < key_words && same; ++w) {
@@ -147,6 +148,24 @@ bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, c
     return true;
   }
   return false;
+}
+
+void HotCache::PrefetchNode(uint64_t hash) const {
+  const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);
+  if (n != nullptr) __builtin_prefetch(n->hashes);
+}
+
+void HotCache::PrefetchEntry(uint64_t hash) const {
+  // Nodes are never freed while traffic may run (see "GETs without the
+  // lock"), so reading one here is safe whatever writers do.
+  const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);
+  if (n == nullptr) return;
+  for (int i = 0; i < kNodeEntries; ++i) {
+    if (n->hashes[i].load(std::memory_order_relaxed) == hash) {
+      __builtin_prefetch(&n->entries[i].fast[0]);
+      return;
+    }
+  }
 }
 
 HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_view key) {
@@ -187,6 +206,9 @@ void HotCache::Remove(Bucket& bucket, Entry* entry) {
   for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
        n = n->next.load(std::memory_order_relaxed)) {
     if (entry < n->entries || entry >= n->entries + kNodeEntries) continue;
+    // A lock-free GET stops at a free entry with its hash (TryFastGet):
+    // the key may live on in another entry of the bucket.
+    n->hashes[entry - n->entries].store(0, std::memory_order_relaxed);
     n->used.fetch_and(static_cast<uint8_t>(~(1u << (entry - n->entries))),
                       std::memory_order_relaxed);
     return;

@@ -128,6 +128,15 @@ class HotCache {
   // Runs op (already input-checked) on the cache. See Outcome.
   Outcome Execute(const OpRef& op, uint64_t hash);
 
+  // For a caller about to Execute many ops: requests the lines a GET of
+  // `hash` reads, one stage at a time — the bucket; the bucket's first node
+  // (reads the bucket); the matching entry's fast copy (reads the node) —
+  // each stage a few ops after the one before, so that its line has
+  // arrived. Hints only: thread-safe, no effect on results.
+  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&BucketFor(hash)); }
+  void PrefetchNode(uint64_t hash) const;
+  void PrefetchEntry(uint64_t hash) const;
+
   struct Completion {
     std::vector<OpRef> done;  // Ops now answered: the in-flight op and any that ran after it.
     bool has_next = false;    // Another queued op must now go to the canonical store
@@ -200,7 +209,9 @@ class HotCache {
   static constexpr size_t kFastBytes = 48;
   static constexpr int kFastWords = 1 + kFastBytes / 8;
   static constexpr uint64_t kFastValid = 1, kFastPresent = 2;
-  struct Entry {
+  // Cache-line aligned: a lock-free GET reads one line of the entry (its
+  // fast copy, 56 bytes), not two.
+  struct alignas(64) Entry {
     std::atomic<uint64_t> fast[kFastWords] = {};  // written under the bucket's write lock
     uint64_t hash = 0;
     State state = State::kFree;
@@ -211,8 +222,9 @@ class HotCache {
     std::string value;
     std::unique_ptr<Pending> pending;
   };
-  // A node's hashes and occupancy sit together in its first cache line, so
-  // a probe reads one line per node and touches an entry only on a match.
+  // A node's hashes fill its first cache line, so a lock-free probe reads
+  // one line per node and touches an entry only on a match (it does not
+  // read `used`, in the second line: a free entry's fast copy is 0).
   static constexpr int kNodeEntries = 8;
   // Atomics where a lock-free GET reads them (always relaxed: the bucket's
   // sequence word orders them).
@@ -234,7 +246,7 @@ class HotCache {
   // bucket (whatever the section changed) and makes it even again.
   class BucketWriter;
 
-  Bucket& BucketFor(uint64_t hash) { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
+  Bucket& BucketFor(uint64_t hash) const { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
   static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
   // A GET answered from a fast copy without the lock; false when the locked
   // path must decide (no fast copy of the key, or the bucket kept changing).
