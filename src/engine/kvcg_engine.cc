@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 
+#include "engine/index_list.h"
 #include "store/backends.h"
 
 namespace kvcg::engine {
@@ -17,30 +18,6 @@ constexpr size_t kSwitchHistory = 64;
 // when the next stage reads it, and a hit costs ~50 ns once its lines are
 // in the cache, against ~100 ns for a memory read.
 constexpr uint32_t kBucketAhead = 16, kNodeAhead = 8, kEntryAhead = 3;
-
-// Up to n op indexes: on the stack for a server round's or a benchmark's
-// batch size (no allocation per batch), else on the heap.
-class IndexList {
- public:
-  explicit IndexList(uint32_t n) {
-    if (n > kStack) {
-      heap_.resize(n);
-      data_ = heap_.data();
-    }
-  }
-  IndexList(const IndexList&) = delete;
-  IndexList& operator=(const IndexList&) = delete;
-  void Push(uint32_t i) { data_[size_++] = i; }
-  uint32_t operator[](uint32_t k) const { return data_[k]; }
-  uint32_t size() const { return size_; }
-
- private:
-  static constexpr uint32_t kStack = 1024;
-  uint32_t stack_[kStack];
-  std::vector<uint32_t> heap_;
-  uint32_t* data_ = stack_;
-  uint32_t size_ = 0;
-};
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -151,14 +151,15 @@ bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, c
 }
 
 void HotCache::PrefetchNode(uint64_t hash) const {
-  const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);
+  const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);  // not dereferenced
   if (n != nullptr) __builtin_prefetch(n->hashes);
 }
 
 void HotCache::PrefetchEntry(uint64_t hash) const {
   // Nodes are never freed while traffic may run (see "GETs without the
-  // lock"), so reading one here is safe whatever writers do.
-  const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);
+  // lock"), so reading one here is safe whatever writers do; acquire, as
+  // in TryFastGet, so that a new node's initialisation is visible.
+  const Node* n = BucketFor(hash).head.load(std::memory_order_acquire);
   if (n == nullptr) return;
   for (int i = 0; i < kNodeEntries; ++i) {
     if (n->hashes[i].load(std::memory_order_relaxed) == hash) {

@@ -43,8 +43,9 @@ TEST_P(Conformance, NoopChangesNothingAndIsNotFound) {
   b.Delete(K(1));      // 2: masked: K(1) stays
   b.Get(K(1));         // 3: V(1)
   b.Put(K(2), V(2));   // 4: stores
-  const std::string_view v2 = V(2);
-  b.CompareAndSwap(K(2), &v2, V(3));  // 5: masked
+  const std::string v2 = V(2);
+  const std::string_view expected = v2;
+  b.CompareAndSwap(K(2), &expected, V(3));  // 5: masked
   b.Get(K(2));         // 6: V(2)
   b.Put(K(3), V(3));   // 7: masked: K(3) never exists
   if (!fixed8()) {
