@@ -59,7 +59,8 @@ struct EngineStats {
   std::string mode;          // "kvcg" or "hot-only".
   ComponentStats hot;
   ComponentStats cold;       // Includes hot misses and the operations that waited on them.
-  uint64_t errors = 0;       // Operations rejected by the input check (never routed).
+  uint64_t errors = 0;       // Hot operations rejected by the input check (a cold
+                             // operation's error is the canonical store's, not counted here).
   uint64_t hot_cache_entries = 0;  // Entries (values and tombstones) now in the hot cache.
   uint64_t hot_cache_dirty = 0;    // Entries logged this epoch (replayed at the next switch).
   uint64_t model_version = 0;

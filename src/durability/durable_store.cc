@@ -204,7 +204,7 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
   uint64_t mask = 0;
   uint32_t writes = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (batch.type(i) == OpType::kGet) continue;
+    if (!TypeIn(batch.type(i), kWritingTypes)) continue;  // GET, or a masked op
     mask |= uint64_t(1) << LogLanes::LaneOf(batch.key(i));
     ++writes;
   }
@@ -296,10 +296,15 @@ void DurableStore::RefuseWrites(Batch batch, Completion done) {
     reads.AppendFrom(batch, i);
     at.push_back(uint32_t(i));
   }
-  auto finish = [n, at = std::move(at), done = std::move(done)](Results&& r) {
+  std::vector<OpType> types(batch.types(), batch.types() + n);
+  auto finish = [n, at = std::move(at), types = std::move(types),
+                 done = std::move(done)](Results&& r) {
     ResultsBuilder b;
     b.Reset(n);
-    for (size_t i = 0; i < n; ++i) b.SetCode(i, Code::kIoError);
+    // A masked op changes nothing: kNotFound, as on every store.
+    for (size_t i = 0; i < n; ++i) {
+      b.SetCode(i, types[i] == OpType::kNoop ? Code::kNotFound : Code::kIoError);
+    }
     for (size_t j = 0; j < at.size() && j < r.size(); ++j) b.SetView(at[j], r.code(j), r.value(j));
     b.Keep(std::move(r));
     done(b.Finish());

@@ -333,6 +333,10 @@ void KvcgEngine::Finish(BatchCtx* ctx, uint32_t ops) {
     results = ctx->Merge(ctx->n, &ctx->canonical);
   }
   Completion done = std::move(ctx->done);
+  // Only the answers' bytes must live as long as the Results: the batch
+  // (maybe the store's pinned memory) and the fills go now.
+  ctx->batch = Batch();
+  std::vector<Fill>().swap(ctx->fills);
   results.Adopt(std::unique_ptr<Results::Owner>(ctx));  // the answers' bytes
   done(std::move(results));
   FinishStashed(1);

@@ -298,6 +298,17 @@ TEST(Durable, AFullDiskRefusesWritesKeepsReadsAndLosesNothingAcknowledged) {
     EXPECT_FALSE(durable->Persistence().aof_last_write_ok);
     EXPECT_FALSE(durable->Persistence().aof_last_write_error.empty());
     EXPECT_EQ(store->Put("refused", "x").code, Code::kIoError);  // refused up front
+    {  // a masked op is answered as on every store, not refused
+      Batch b = store->NewBatch();
+      b.Put("masked", "x");
+      b.Get("before");
+      b.Put("refused too", "x");
+      b.SetNoop(0);
+      Results r = store->Execute(std::move(b));
+      EXPECT_EQ(r.code(0), Code::kNotFound);
+      EXPECT_EQ(r.code(1), Code::kOk);
+      EXPECT_EQ(r.code(2), Code::kIoError);
+    }
     EXPECT_EQ(store->Get("before").code, Code::kOk);             // reads keep working
     for (const std::string& k : acked) EXPECT_EQ(store->Get(k).code, Code::kOk) << k;
     // Room again: the kept bytes are retried and writes are accepted again.
@@ -325,6 +336,17 @@ TEST(Durable, SaveThenRestartLoadsTheSnapshot) {
     ASSERT_TRUE(d->Save().ok());
     EXPECT_EQ(d->Persistence().changes_since_last_save, 0u);
     EXPECT_EQ(d->Persistence().saves, 1u);
+    {  // masked ops change nothing, so they count as no change
+      Batch b = store->NewBatch();
+      b.Put("masked", "x");
+      b.Delete(keys.front());
+      b.SetNoop(0);
+      b.SetNoop(1);
+      Results r = store->Execute(std::move(b));
+      EXPECT_EQ(r.code(0), Code::kNotFound);
+      EXPECT_EQ(r.code(1), Code::kNotFound);
+      EXPECT_EQ(d->Persistence().changes_since_last_save, 0u);
+    }
     store->Put("after-save", "lost without a log");  // not in the snapshot
   }
   auto store = MustOpen(DurableConfig(dir.path(), false));
