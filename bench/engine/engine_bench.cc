@@ -120,6 +120,8 @@ struct Params {
   uint32_t gpu_orchestrators = 4;
   uint64_t gpu_memory_mb = 0;
   uint64_t ycsb_items = 0;  // 0 = draw ranks over the key space
+  std::vector<double> load_fractions;  // paced rows after each closed-loop row
+  uint64_t hot_cache_buckets = 0;  // 0 = a quarter of the prior's keys (at least 4096)
   bool quick = false;
 };
 
@@ -131,9 +133,12 @@ struct Totals {
 };
 
 // Closed loop: every thread keeps `pipeline` batches in flight for `seconds`.
+// With `paced_mops` > 0, an open loop at that rate instead: each thread
+// submits a batch at fixed intervals (its share of the rate), still with at
+// most `pipeline` in flight — the latencies "at 50% of peak load".
 Totals RunLoad(kvcg::Store* store, const Params& p,
                const KeyChooser& zipf, double seconds,
-               uint64_t seed) {
+               uint64_t seed, double paced_mops = 0) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   std::vector<Totals> per_thread(p.threads);
@@ -147,7 +152,14 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
       kvcg::LatencyHistogram latency;
       uint64_t ops = 0;
       uint64_t found = 0;  // under mu
+      const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          paced_mops > 0 ? p.batch * p.threads / (paced_mops * 1e6) : 0));
+      auto next = Clock::now() + interval * t / p.threads;  // threads spread over one interval
       while (!stop.load(std::memory_order_relaxed)) {
+        if (paced_mops > 0) {
+          std::this_thread::sleep_until(next);
+          next += interval;
+        }
         while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
         // In the store's memory (pinned on the GPU backend), sized up front:
         // 8-byte keys and values, each one aligned word.
@@ -268,6 +280,7 @@ Component FromHistogram(const kvcg::LatencyHistogram& h, uint64_t ops) {
 struct Result {
   std::string mode;
   double theta = 0;
+  double load_fraction = 1;  // of this mode's closed-loop rate at this θ (1: the closed loop)
   uint64_t ops = 0;
   uint64_t found = 0;
   double seconds = 0;
@@ -308,6 +321,11 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-memory-mb", p.gpu_memory_mb, "GPU slab pool (0 = backend default)");
   app.add_option("--ycsb-items", p.ycsb_items,
                  "draw zipfian ranks over this many items (YCSB: 1e10); 0 = the key space");
+  app.add_option("--load-fractions", p.load_fractions,
+                 "after each closed-loop row, rows paced at these fractions of its rate (e.g. 0.5)")
+      ->delimiter(',');
+  app.add_option("--hot-cache-buckets", p.hot_cache_buckets,
+                 "kvcg mode: hot-cache buckets (0 = prior keys / 4, at least 4096)");
   app.add_flag("--quick", p.quick, "tiny run (seconds on the CPU backend)");
   CLI11_PARSE(app, argc, argv);
   if (p.quick) {
@@ -361,7 +379,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (config.mode == kvcg::Mode::kKvcg) {
-      config.hot_cache_buckets = std::max<uint64_t>(prior_keys / 4, 1 << 12);
+      config.hot_cache_buckets = p.hot_cache_buckets != 0
+                                     ? p.hot_cache_buckets
+                                     : std::max<uint64_t>(prior_keys / 4, 1 << 12);
     }
     std::unique_ptr<kvcg::Store> store;
     kvcg::Status s = kvcg::Store::Open(config, &store);
@@ -394,40 +414,50 @@ int main(int argc, char** argv) {
         }
       }
       RunLoad(store.get(), p, zipf, p.warmup_seconds, 2);  // warms the hot cache
-      if (engine != nullptr) engine->ResetStats();
-      const Totals t = RunLoad(store.get(), p, zipf, p.seconds, 3);
-      r.ops = t.ops;
-      r.found = t.found;
-      r.seconds = t.seconds;
-      r.mops = static_cast<double>(t.ops) / t.seconds / 1e6;
-      r.batch = FromHistogram(t.batch_latency, t.batch_latency.count());
-      if (engine != nullptr) {
-        const kvcg::EngineStats st = engine->Stats();
-        r.hot = FromSummary(st.hot.ops, st.hot.latency);
-        r.cold = FromSummary(st.cold.ops, st.cold.latency);
-        r.hot_misses = st.hot.misses;
-        r.hot_waited = st.hot.waited;
-        r.hot_cache_entries = st.hot_cache_entries;
-        r.model = st.model;
-        if (!st.recent_switches.empty()) {
-          const kvcg::SwitchRecord& sw = st.recent_switches.back();
-          r.switch_json = "{\"version\": " + std::to_string(sw.version) +
-                          ", \"duration_us\": " + Num(sw.duration_us) +
-                          ", \"blocked_us\": " + Num(sw.blocked_us) +
-                          ", \"replayed\": " + std::to_string(sw.replayed) +
-                          ", \"evicted\": " + std::to_string(sw.evicted) + "}";
+      // One measured row: closed loop (paced_mops 0), or paced at a rate.
+      auto measure = [&](Result r, double paced_mops) {
+        if (engine != nullptr) engine->ResetStats();
+        const Totals t = RunLoad(store.get(), p, zipf, p.seconds, 3, paced_mops);
+        r.ops = t.ops;
+        r.found = t.found;
+        r.seconds = t.seconds;
+        r.mops = static_cast<double>(t.ops) / t.seconds / 1e6;
+        r.batch = FromHistogram(t.batch_latency, t.batch_latency.count());
+        if (engine != nullptr) {
+          const kvcg::EngineStats st = engine->Stats();
+          r.hot = FromSummary(st.hot.ops, st.hot.latency);
+          r.cold = FromSummary(st.cold.ops, st.cold.latency);
+          r.hot_misses = st.hot.misses;
+          r.hot_waited = st.hot.waited;
+          r.hot_cache_entries = st.hot_cache_entries;
+          r.model = st.model;
+          if (!st.recent_switches.empty()) {
+            const kvcg::SwitchRecord& sw = st.recent_switches.back();
+            r.switch_json = "{\"version\": " + std::to_string(sw.version) +
+                            ", \"duration_us\": " + Num(sw.duration_us) +
+                            ", \"blocked_us\": " + Num(sw.blocked_us) +
+                            ", \"replayed\": " + std::to_string(sw.replayed) +
+                            ", \"evicted\": " + std::to_string(sw.evicted) + "}";
+          }
+        } else {
+          r.cold = r.batch;  // every op is cold and completes with its batch
+          r.cold.ops = t.ops;
+          r.model = "none (canonical store only)";
         }
-      } else {
-        r.cold = r.batch;  // every op is cold and completes with its batch
-        r.cold.ops = t.ops;
-        r.model = "none (canonical store only)";
+        std::fprintf(stderr,
+                     "[%s θ=%.2f load %.2f] %.3f Mops/s; hot %llu ops mean %.1f us p99 %.1f us; "
+                     "cold %llu ops mean %.1f us p99 %.1f us\n",
+                     mode_name.c_str(), theta, r.load_fraction, r.mops,
+                     (unsigned long long)r.hot.ops, r.hot.mean_us, r.hot.p99_us,
+                     (unsigned long long)r.cold.ops, r.cold.mean_us, r.cold.p99_us);
+        results.push_back(r);
+        return r.mops;
+      };
+      const double peak = measure(r, 0);
+      for (double f : p.load_fractions) {
+        r.load_fraction = f;
+        measure(r, f * peak);
       }
-      std::fprintf(stderr,
-                   "[%s θ=%.2f] %.3f Mops/s; hot %llu ops mean %.1f us p99 %.1f us; cold %llu ops "
-                   "mean %.1f us p99 %.1f us\n",
-                   mode_name.c_str(), theta, r.mops, (unsigned long long)r.hot.ops, r.hot.mean_us,
-                   r.hot.p99_us, (unsigned long long)r.cold.ops, r.cold.mean_us, r.cold.p99_us);
-      results.push_back(r);
     }
   }
 
@@ -436,6 +466,7 @@ int main(int argc, char** argv) {
   const Result* kv = nullptr;
   const Result* gpu = nullptr;
   for (const Result& r : results) {
+    if (r.load_fraction != 1) continue;  // the closed-loop rows
     if (r.theta == 0.5 && r.mode == "kvcg") kv = &r;
     if (r.theta == 0.5 && r.mode == "gpu-only") gpu = &r;
   }
@@ -479,6 +510,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     out << "    {\"mode\": " << Str(r.mode) << ", \"theta\": " << Num(r.theta)
+        << ", \"load_fraction\": " << Num(r.load_fraction)
         << ", \"throughput_mops\": " << Num(r.mops) << ", \"ops\": " << r.ops
         << ", \"seconds\": " << Num(r.seconds)
         << ", \"found_fraction\": "
