@@ -27,8 +27,7 @@
 //   SmallPrepare: the ops grouped by hash in a shared-memory table, the
 //   same numbering without a sort), as one kernel or inside the resident
 //   kernel. Large ARBs use device-wide cub sort (top 32 bits) and scans,
-//   sized for the ARB's size class and replayed as one CUDA graph per class
-//   (ArbPrepareLarge; the pipeline captures it).
+//   sized for the ARB's size class (ArbPrepareLarge).
 //   Grouping by some of the hash's bits groups a superset of each key's
 //   ops: still a correct order, at the price of rare extra waits.
 // Results: the L-Slab kernel itself writes them in kvcg's form into the
@@ -147,8 +146,8 @@ struct ArbDev {
 };
 
 // A large ARB's size class: its prepare runs on this many ops (the rest
-// padding), so that one captured CUDA graph per class and pipeline slot
-// serves every ARB of the class (pipeline_launch.cc).
+// padding), so that cub's scratch is sized once per class (pipeline.h,
+// LargeTempBytes).
 uint32_t LargeArbCapacity(uint32_t n);
 
 // cub scratch for a large ARB's prepare of `cap` ops.
@@ -161,10 +160,9 @@ cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream);
 
 // Large ARBs: the same, as a fixed sequence of grid kernels and cub calls
 // for `cap` = LargeArbCapacity(n) ops, whose kernels read the ARB from
-// `dev` (device memory holding a copy of `a` when they run). Nothing of it
-// depends on `a` but its scratch pointers (hkey, sorted_hkey, idx_in,
-// idx_out, marks, marks_scan, temp, temp_bytes), so it may be captured into
-// a graph once and replayed for every ARB with the same cap and buffers.
+// `dev` (device memory holding a copy of `a` when they run); of `a` itself
+// only the scratch pointers are read (hkey, sorted_hkey, idx_in, idx_out,
+// marks, marks_scan, temp, temp_bytes).
 cudaError_t ArbPrepareLarge(const ArbDev* dev, const ArbDev& a, uint32_t cap,
                             cudaStream_t stream);
 

@@ -49,7 +49,6 @@ Pipeline::~Pipeline() {
     if (s.done != nullptr) cudaEventDestroy(s.done);
     if (s.t_begin != nullptr) cudaEventDestroy(s.t_begin);
     if (s.t_table != nullptr) cudaEventDestroy(s.t_table);
-    for (const Slot::PrepGraph& g : s.prep_graphs) cudaGraphExecDestroy(g.exec);
     if (s.prep_host != nullptr) cudaFreeHost(s.prep_host);
     if (s.stream != nullptr) cudaStreamDestroy(s.stream);
   }

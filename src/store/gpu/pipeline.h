@@ -297,16 +297,8 @@ class Pipeline {
     uint64_t seq = 0;
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
-    // Large ARBs' prepare: one captured graph per size class, valid while
-    // the slot's work buffer stays where it was (LaunchLargePrepare), and
-    // the page-locked copy of the ARB's descriptor that its first node
-    // copies to the device.
-    struct PrepGraph {
-      uint32_t cap;
-      char* work;
-      cudaGraphExec_t exec;
-    };
-    std::vector<PrepGraph> prep_graphs;
+    // Large ARBs' prepare: the page-locked copy of the ARB's descriptor
+    // that LaunchLargePrepare copies to the device.
     ArbDev* prep_host = nullptr;
   };
 
@@ -320,11 +312,14 @@ class Pipeline {
   cudaError_t Issue(Slot& s, size_t input_bytes, const std::vector<ArbSegment>& segs,
                     bool host_hash);
   // A large ARB's prepare (ArbPrepareLarge for `cap` ops, reading `a` from
-  // `dev`) as one graph launch on the slot's stream, capturing the graph
-  // the first time the slot meets this cap with its current work buffer.
-  // Why: the sequence is ~12 kernels and cub calls, and their launches
-  // cost the pipeline thread ~96 us per ARB on the H100 host (more than
-  // all its other work per ARB together: docs/BENCHMARKS.md section 2b).
+  // `dev`) on the slot's stream, launched kernel by kernel. It was one
+  // captured CUDA graph per size class (e587698: the ~12 launches cost the
+  // pipeline thread ~96 us per ARB on the H100 host against ~14 for one
+  // graph launch), until cudaGraphLaunch crashed inside libcuda in ~9% of
+  // processes on the H200 host (CUDA 13.0; 13 of 147 prefills, never once
+  // in 40 without the graph) with no fault of ours under ASan or
+  // compute-sanitizer; the direct launches measured no slower end to end
+  // (docs/BENCHMARKS.md 3c).
   cudaError_t LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap, ArbDev* dev);
   // cub's scratch bytes for a large prepare of `cap` ops (cached per cap).
   cudaError_t LargeTempBytes(uint32_t cap, size_t* bytes);

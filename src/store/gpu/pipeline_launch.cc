@@ -462,35 +462,12 @@ cudaError_t Pipeline::LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap,
     s.prep_host = nullptr;
     return cudaErrorMemoryAllocation;
   }
-  // The slot's previous ARB is complete (its slot was free), so the graph's
-  // copy of the old descriptor has run: overwriting it is safe.
+  // The slot's previous ARB is complete (its slot was free), so its copy
+  // of the old descriptor has run: overwriting it is safe.
   *s.prep_host = a;
-  // Graphs captured on a work buffer that has since moved are stale.
-  std::erase_if(s.prep_graphs, [&](const Slot::PrepGraph& g) {
-    if (g.work == s.work.p) return false;
-    cudaGraphExecDestroy(g.exec);
-    return true;
-  });
-  const Slot::PrepGraph* graph = nullptr;
-  for (const Slot::PrepGraph& g : s.prep_graphs) {
-    if (g.cap == cap) graph = &g;
-  }
-  if (graph == nullptr) {
-    cudaGraph_t captured = nullptr;
-    cudaError_t err = cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal);
-    if (err != cudaSuccess) return err;
-    err = cudaMemcpyAsync(dev, s.prep_host, sizeof(ArbDev), cudaMemcpyHostToDevice, s.stream);
-    if (err == cudaSuccess) err = ArbPrepareLarge(dev, a, cap, s.stream);
-    const cudaError_t end = cudaStreamEndCapture(s.stream, &captured);
-    if (err == cudaSuccess) err = end;
-    cudaGraphExec_t exec = nullptr;
-    if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, captured, 0);
-    if (captured != nullptr) cudaGraphDestroy(captured);
-    if (err != cudaSuccess) return err;
-    s.prep_graphs.push_back(Slot::PrepGraph{cap, s.work.p, exec});
-    graph = &s.prep_graphs.back();
-  }
-  return cudaGraphLaunch(graph->exec, s.stream);
+  const cudaError_t err =
+      cudaMemcpyAsync(dev, s.prep_host, sizeof(ArbDev), cudaMemcpyHostToDevice, s.stream);
+  return err != cudaSuccess ? err : ArbPrepareLarge(dev, a, cap, s.stream);
 }
 
 }  // namespace kvcg::store::gpu
