@@ -87,6 +87,7 @@ __device__ uint8_t CheckOp(const ArbDev& a, uint32_t t, uint64_t kd, uint32_t vl
 struct NormalizedOp {
   uint64_t hash;
   uint8_t type;
+  bool skip;  // failed its input check (or is a kNoop): runs as a no-op
 };
 
 __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
@@ -122,7 +123,7 @@ __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
     a.key[i] = 0;
     a.value[i] = 0;
     a.expected[i] = 0;
-    return {0, kOpGet};
+    return {0, kOpGet, true};
   }
   const uint32_t koff = uint32_t(kd);
   const uint32_t klen = uint32_t(kd >> 32);
@@ -149,7 +150,7 @@ __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
   }
   a.key[i] = key;
   a.hash[i] = hash;
-  return {hash, type};
+  return {hash, type, false};
 }
 
 // Puts and write slots (after every op was normalized). sh_type: the small
@@ -244,12 +245,17 @@ __device__ void CopyStage(const ArbDev& a) {
 // different keys ordered as if equal) and no sort. The scan is quadratic
 // in a group's size: a batch of 1,024 ops on one key scans ~0.5 M shared
 // words (a few µs), while its ops then wait for each other in turn anyway.
+// Ops that skip (input errors, and the no-ops the engine masks its hot ops
+// with, up to most of a skewed batch) stay out of the table: they read and
+// write nothing, so they need no order, and grouped under hash 0 they made
+// one large group that scanned quadratically for nothing.
 template <int kItems>
 __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr) {
   constexpr uint32_t kMaxOps = kThreads * kItems;
   constexpr uint32_t kTab = 2 * kMaxOps;
   constexpr uint32_t kWriterBit = 0x8000u;
-  static_assert(kTab <= kWriterBit, "slot indices fit in 15 bits");
+  constexpr uint16_t kNoSlot = 0x7fffu;  // a skipped op's op_slot
+  static_assert(kTab < kNoSlot, "slot indices fit in 15 bits, below kNoSlot");
   __shared__ uint32_t tab_key[kTab];    // 0 = empty, else hash >> 32 | 1
   __shared__ uint32_t tab_count[kTab];  // ops in the slot
   __shared__ uint16_t op_slot[kMaxOps]; // per op: its slot | kWriterBit for a writer
@@ -259,6 +265,7 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
   if (marks != nullptr && tid == 0) marks[kMarkStaged] = GlobalNs();
   // Thread tid's ops are tid + k kThreads; their hashes stay in registers.
   uint64_t hash[kItems];
+  uint32_t skips = 0;  // bit k: op k of this thread skips
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const uint32_t i = tid + uint32_t(k) * kThreads;
@@ -266,6 +273,7 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
     const NormalizedOp o = NormalizeOp(a, i);
     hash[k] = o.hash;
     sh_type[i] = o.type;
+    if (o.skip) skips |= 1u << k;
   }
   if (tid == 0) InitHeader(a);
   for (uint32_t t = tid; t < kTab; t += kThreads) {
@@ -279,6 +287,10 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
   for (int k = 0; k < kItems; ++k) {
     const uint32_t i = tid + uint32_t(k) * kThreads;
     if (i >= a.n) continue;
+    if (skips & (1u << k)) {
+      op_slot[i] = kNoSlot;
+      continue;
+    }
     const uint32_t key = uint32_t(hash[k] >> 32) | 1u;
     uint32_t t = uint32_t(hash[k]) & (kTab - 1);
     for (;;) {
@@ -298,7 +310,7 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
     const uint32_t t = op_slot[i] & ~kWriterBit;
     const uint8_t type = sh_type[i];
     uint32_t group = 0, need = 0;
-    if (tab_count[t] > 1) {
+    if (t != kNoSlot && tab_count[t] > 1) {
       uint32_t first = i, rank = 0;
       int lastw = -1;  // rank of the last writer before op i
       for (uint32_t j = 0; j < i; ++j) {
