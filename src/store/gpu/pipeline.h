@@ -316,8 +316,8 @@ class Pipeline {
   // captured CUDA graph per size class (e587698: the ~12 launches cost the
   // pipeline thread ~96 us per ARB on the H100 host against ~14 for one
   // graph launch), until cudaGraphLaunch crashed inside libcuda in ~9% of
-  // processes on the H200 host (CUDA 13.0; 13 of 147 prefills, never once
-  // in 40 without the graph) with no fault of ours under ASan or
+  // processes on the H200 host (CUDA 13.0; 15 of 167 prefills, never once
+  // in 55 without the graph) with no fault of ours under ASan or
   // compute-sanitizer; the direct launches measured no slower end to end
   // (docs/BENCHMARKS.md 3c).
   cudaError_t LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap, ArbDev* dev);
