@@ -287,14 +287,15 @@ if [[ " $STAGES " == *" apps "* ]]; then
   mkdir -p "$APPS"
   c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
   # Issue 4: YCSB-B-like, 1 G key space, 10 M prefilled, 8-byte keys/values.
-  if timeout 260 "$BUILD_DIR/bench/engine/kvcg-bench-engine" --backend gpu --layout fixed8 \
+  if timeout 300 "$BUILD_DIR/bench/engine/kvcg-bench-engine" --backend gpu --layout fixed8 \
       --modes kvcg,gpu-only,cpu-only --thetas 0.5,0.9,0.99 --threads 12 --seconds 3 --warmup 1 \
+      --load-fractions 0.5 \
       >"$APPS/engine_ycsb_b.json" 2>>"$OUT/apps.log"; then
     python3 - "$APPS/engine_ycsb_b.json" >>"$OUT/apps-summary.txt" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["results"]:
-    print(f"engine {r['mode']:<9} theta {r['theta']:<5} {r['throughput_mops']:8.2f} M ops/s"
+    print(f"engine {r['mode']:<9} theta {r['theta']:<5} load {r['load_fraction']:<4} {r['throughput_mops']:8.2f} M ops/s"
           f"  hot mean/p99 {r['hot']['mean_us']:.1f}/{r['hot']['p99_us']:.1f} us"
           f"  cold mean/p99 {r['cold']['mean_us']:.1f}/{r['cold']['p99_us']:.1f} us")
 PYEOF
