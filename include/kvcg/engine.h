@@ -42,7 +42,13 @@ class Engine : public Store {
  public:
   // Wraps `canonical` (any Store, e.g. the CPU or GPU backend opened with
   // mode canonical) in an engine configured by `config` (mode kKvcg or
-  // kHotOnly; config.hash must be the canonical store's hash). Errors:
+  // kHotOnly; config.hash must be the canonical store's hash). The engine
+  // hands `canonical` the client's batches with the ops it answered itself
+  // turned into OpType::kNoop, and writes its answers over the Results
+  // that come back (Results::Replace): `canonical` must answer a no-op
+  // without touching its key, as every kvcg backend does, and produce
+  // Results it may write into (the Store contract's; a wrapper that hands
+  // out read-only or shared result memory cannot be wrapped). Errors:
   // kInvalidArgument for a bad router configuration or mode.
   static Status Open(const Config& config, std::unique_ptr<Store> canonical,
                      std::unique_ptr<Engine>* engine);

@@ -174,9 +174,9 @@ class Results {
   // (fixed-width words, value slots of up to kValueSlotBytes); otherwise
   // the result views them, so they must live as long as this Results: hand
   // their owner to Adopt. Returns false and changes nothing when this
-  // Results cannot hold the answer: a fixed-width Results and a value that
-  // is not 8 bytes, an expire-at and no expire column, or no value column
-  // at all. Only on a Results a Store produced (its columns are the store's
+  // Results cannot hold the answer: i past the last result, a fixed-width
+  // Results and a value that is not 8 bytes, an expire-at and no expire
+  // column, or no value column at all. Only on a Results a Store produced (its columns are the store's
   // writable memory), before anyone reads it; not thread-safe.
   bool Replace(size_t i, Code code, std::string_view value, uint64_t expire_at);
   // Keeps `extra` alive as long as this Results too (it is released after

@@ -19,6 +19,7 @@ std::vector<OpResult> Results::ToOwned() const {
 }
 
 bool Results::Replace(size_t i, Code code, std::string_view value, uint64_t expire_at) {
+  if (i >= n_) return false;
   const bool found = code == Code::kOk;
   if (found && expire_at != kNoExpiryAt && expires_ == nullptr) return false;
   if (found && words_ != nullptr && value.size() != 8) return false;

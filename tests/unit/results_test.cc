@@ -192,6 +192,9 @@ TEST(Results, ReplaceWritesViewsWordsAndSlots) {
     ASSERT_TRUE(r.Replace(1, Code::kNotFound, "ignored", 0));
     EXPECT_FALSE(r.found(1));
     EXPECT_EQ(r.value(1), "");
+    EXPECT_FALSE(r.Replace(2, Code::kNotFound, {}, 0)) << "past the last result";
+    EXPECT_FALSE(r.Replace(size_t(-1), Code::kOk, answer, 0));
+    EXPECT_EQ(r.code(1), Code::kNotFound) << "a refused Replace changes nothing";
   }
   {
     Code codes[] = {Code::kOk};
