@@ -7,7 +7,10 @@
 // the --prefill most popular ids are loaded into the canonical store (so GETs
 // on the popular keys find values; the long tail is absent, as in the
 // paper's 10 M of 1 G). Clients: --threads closed-loop threads, each keeping
-// --pipeline batches of --batch operations in flight; in the engine modes
+// --pipeline batches of --batch operations in flight (and, with
+// --load-fractions, paced rows after each closed-loop one: each thread
+// submits on a fixed schedule at that fraction of the closed-loop rate,
+// still at most --pipeline in flight); in the engine modes
 // the client threads are also the hot-cache threads (hot operations run
 // inline on the submitting thread).
 //
@@ -23,7 +26,10 @@
 // operation's result is known as soon as it ran, a cold one's when the
 // canonical store completed it; misses count as cold, as in the paper). For
 // gpu-only every operation is cold and its latency is its batch's. Client
-// batch latency (Submit to completion) is reported too.
+// batch latency (Submit to completion; in paced rows from the batch's slot
+// in the schedule, so gpu-only's paced cold latency includes any delay
+// behind the schedule, while the engine's hot and cold latencies always
+// start at Submit) is reported too.
 //
 // Output: one JSON document on stdout (results, parameters, and the issue's
 // targets evaluated at θ = 0.5); progress on stderr. --quick shrinks
@@ -154,13 +160,12 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
       uint64_t found = 0;  // under mu
       const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
           paced_mops > 0 ? p.batch * p.threads / (paced_mops * 1e6) : 0));
+      const bool paced = paced_mops > 0;
       auto next = Clock::now() + interval * t / p.threads;  // threads spread over one interval
       while (!stop.load(std::memory_order_relaxed)) {
-        if (paced_mops > 0) {
-          std::this_thread::sleep_until(next);
-          next += interval;
+        if (!paced) {
+          while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
         }
-        while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
         // In the store's memory (pinned on the GPU backend), sized up front:
         // 8-byte keys and values, each one aligned word.
         kvcg::Batch batch = store->NewBatch();
@@ -174,9 +179,21 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
             batch.Put(KeyView(id), KeyView(v));
           }
         }
+        // Paced: the batch is due at its slot of the schedule, and its
+        // latency counts from there, so a thread that fell behind (or
+        // waited for a pipeline slot) reports the delay instead of hiding
+        // it (no coordinated omission).
+        Clock::time_point submitted;
+        if (paced) {
+          std::this_thread::sleep_until(next);
+          submitted = next;
+          next += interval;
+          while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
+        } else {
+          submitted = Clock::now();
+        }
         ops += p.batch;
         outstanding.fetch_add(1, std::memory_order_acq_rel);
-        const auto submitted = Clock::now();
         store->Submit(std::move(batch), [&, submitted](kvcg::Results&& results) {
           const uint64_t ns = static_cast<uint64_t>(
               std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - submitted)
@@ -281,6 +298,7 @@ struct Result {
   std::string mode;
   double theta = 0;
   double load_fraction = 1;  // of this mode's closed-loop rate at this θ (1: the closed loop)
+  double offered_mops = 0;   // paced rows: the rate asked for (0: the closed loop)
   uint64_t ops = 0;
   uint64_t found = 0;
   double seconds = 0;
@@ -328,6 +346,12 @@ int main(int argc, char** argv) {
                  "kvcg mode: hot-cache buckets (0 = prior keys / 4, at least 4096)");
   app.add_flag("--quick", p.quick, "tiny run (seconds on the CPU backend)");
   CLI11_PARSE(app, argc, argv);
+  for (double f : p.load_fractions) {
+    if (!(f > 0 && f < 1)) {
+      std::fprintf(stderr, "--load-fractions: %g is not a fraction in (0, 1)\n", f);
+      return 2;
+    }
+  }
   if (p.quick) {
     if (app.count("--key-space") == 0) p.key_space = 1'000'000;
     if (app.count("--prefill") == 0) p.prefill = 100'000;
@@ -455,8 +479,10 @@ int main(int argc, char** argv) {
       };
       const double peak = measure(r, 0);
       for (double f : p.load_fractions) {
+        if (peak <= 0) break;
         r.load_fraction = f;
-        measure(r, f * peak);
+        r.offered_mops = f * peak;
+        measure(r, r.offered_mops);
       }
     }
   }
@@ -466,7 +492,7 @@ int main(int argc, char** argv) {
   const Result* kv = nullptr;
   const Result* gpu = nullptr;
   for (const Result& r : results) {
-    if (r.load_fraction != 1) continue;  // the closed-loop rows
+    if (r.offered_mops != 0) continue;  // the closed-loop rows only
     if (r.theta == 0.5 && r.mode == "kvcg") kv = &r;
     if (r.theta == 0.5 && r.mode == "gpu-only") gpu = &r;
   }
@@ -503,6 +529,13 @@ int main(int argc, char** argv) {
       << ", \"router_model\": " << Str(p.router_model) << ", \"hot_keys\": " << p.hot_keys
       << ", \"hot_fraction\": " << Num(p.hot_fraction) << ", \"threshold\": " << Num(p.threshold)
       << ", \"sample_rate\": " << Num(p.sample_rate)
+      << ", \"hot_cache_buckets\": " << p.hot_cache_buckets << ", \"load_fractions\": ["
+      << [&] {
+           std::string list;
+           for (double f : p.load_fractions) list += (list.empty() ? "" : ", ") + Num(f);
+           return list;
+         }()
+      << "]"
       << ", \"zipf_items\": " << (p.ycsb_items != 0 ? p.ycsb_items : p.key_space) << ", \"quick\": " << (p.quick ? "true" : "false")
       << "},\n  \"latency_definition\": \"per operation, Submit to result; hot = answered by a "
          "hot-cache hit, cold = canonical store (misses included); batch = Submit to completion\",\n"
@@ -511,6 +544,7 @@ int main(int argc, char** argv) {
     const Result& r = results[i];
     out << "    {\"mode\": " << Str(r.mode) << ", \"theta\": " << Num(r.theta)
         << ", \"load_fraction\": " << Num(r.load_fraction)
+        << ", \"offered_mops\": " << Num(r.offered_mops)
         << ", \"throughput_mops\": " << Num(r.mops) << ", \"ops\": " << r.ops
         << ", \"seconds\": " << Num(r.seconds)
         << ", \"found_fraction\": "

@@ -176,8 +176,9 @@ class Results {
   // their owner to Adopt. Returns false and changes nothing when this
   // Results cannot hold the answer: i past the last result, a fixed-width
   // Results and a value that is not 8 bytes, an expire-at and no expire
-  // column, or no value column at all. Only on a Results a Store produced (its columns are the store's
-  // writable memory), before anyone reads it; not thread-safe.
+  // column, or no value column at all. Only on a Results a Store produced
+  // (its columns are the store's writable memory), before anyone reads it;
+  // not thread-safe.
   bool Replace(size_t i, Code code, std::string_view value, uint64_t expire_at);
   // Keeps `extra` alive as long as this Results too (it is released after
   // the Results' own owner).

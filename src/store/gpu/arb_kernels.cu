@@ -15,8 +15,7 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
 
 // --- Large ARBs: grid kernels around device-wide cub sort and scans,
 // sized for `cap` ops (LargeArbCapacity) and reading the ARB itself from
-// device memory, so that one captured graph serves every ARB of its size
-// class (ArbPrepareLarge). Positions n .. cap are padding: they sort last
+// device memory (ArbPrepareLarge). Positions n .. cap are padding: they sort last
 // (hash key ~0, index >= n) and are never numbered.
 __global__ void NormalizeKernel(const ArbDev* __restrict__ ap, uint32_t cap) {
   const ArbDev& a = *ap;

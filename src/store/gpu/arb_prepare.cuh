@@ -116,8 +116,9 @@ __device__ NormalizedOp NormalizeOp(const ArbDev& a, uint32_t i) {
   if (a.general) a.wslot[i] = ~0u;
   a.idx_in[i] = i;
   if (check != 0) {
-    // Runs as a no-op (ArbView::skip) that still takes part in its group's
-    // ordering; hash 0 groups it with the other invalid ops, harmlessly.
+    // Runs as a no-op (ArbView::skip). A small ARB leaves it out of the
+    // numbering (SmallPrepare: group 0); a large one groups it under hash 0
+    // with the other skipped ops, as GETs that wait for no one.
     a.type[i] = kOpGet;
     a.hash[i] = 0;
     a.key[i] = 0;

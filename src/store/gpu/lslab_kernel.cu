@@ -98,8 +98,9 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   if (poisoned) {
     code = kResRetryPoisoned;
   } else if (skip) {
-    // Answered already (bad input): no table access, but the group's order
-    // above and the done count below still count it.
+    // Answered already (bad input, or a no-op): no table access; in a group
+    // (large ARBs only, SmallPrepare leaves it in none) the order above
+    // and the done count below still count it.
   } else {
     const uint64_t bucket = BucketOf(op.hash, t.bucket_bits);
     uint64_t* head = t.buckets + bucket * kSlabWords;

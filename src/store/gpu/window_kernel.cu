@@ -271,7 +271,7 @@ struct TileOp {
   LeaderOp op;
   Probe p;
   int phase;  // kWaitPhase: for earlier ops of its group; kProbePhase
-  bool skip;  // answered already (bad input): it only counts in its group
+  bool skip;  // answered already (bad input, a no-op): it only counts in its group, if any
 };
 constexpr int kWaitPhase = 1, kProbePhase = 2;
 
