@@ -162,10 +162,11 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
           paced_mops > 0 ? p.batch * p.threads / (paced_mops * 1e6) : 0));
       const bool paced = paced_mops > 0;
       auto next = Clock::now() + interval * t / p.threads;  // threads spread over one interval
+      auto wait_for_room = [&] {
+        while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
+      };
       while (!stop.load(std::memory_order_relaxed)) {
-        if (!paced) {
-          while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
-        }
+        if (!paced) wait_for_room();
         // In the store's memory (pinned on the GPU backend), sized up front:
         // 8-byte keys and values, each one aligned word.
         kvcg::Batch batch = store->NewBatch();
@@ -188,7 +189,7 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
           std::this_thread::sleep_until(next);
           submitted = next;
           next += interval;
-          while (outstanding.load(std::memory_order_acquire) >= p.pipeline) std::this_thread::yield();
+          wait_for_room();
         } else {
           submitted = Clock::now();
         }

@@ -71,6 +71,10 @@ cudaError_t Pipeline::Start() {
     if (err == cudaSuccess) err = cudaEventCreateWithFlags(&s.done, flags);
     if (err == cudaSuccess && profile_) err = cudaEventCreate(&s.t_begin);
     if (err == cudaSuccess && profile_) err = cudaEventCreate(&s.t_table);
+    if (err == cudaSuccess) {
+      err = cudaHostAlloc(reinterpret_cast<void**>(&s.prep_host), sizeof(ArbDev),
+                          cudaHostAllocDefault);
+    }
     if (err != cudaSuccess) return err;
   }
   if (const cudaError_t err = StartResident(); err != cudaSuccess) return err;

@@ -298,7 +298,9 @@ class Pipeline {
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
     // Large ARBs' prepare: the page-locked copy of the ARB's descriptor
-    // that LaunchLargePrepare copies to the device.
+    // that LaunchLargePrepare copies to the device. Allocated with the
+    // slot (Start), so that no ARB can fail for it after its input copies
+    // were queued.
     ArbDev* prep_host = nullptr;
   };
 

@@ -241,17 +241,6 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   if (!Ensure(s.in, input + aux) || !Ensure(s.work, work) || !Ensure(s.out, out)) {
     return cudaErrorMemoryAllocation;
   }
-  // The large prepare's descriptor copy (LaunchLargePrepare), allocated
-  // here with the rest, before anything is queued: an ARB refused after
-  // its input copies were queued would let the next one overwrite the
-  // staging buffer under them.
-  if (!small_arb && !s.resident && s.prep_host == nullptr &&
-      cudaHostAlloc(reinterpret_cast<void**>(&s.prep_host), sizeof(ArbDev), cudaHostAllocDefault) !=
-          cudaSuccess) {
-    cudaGetLastError();
-    s.prep_host = nullptr;
-    return cudaErrorMemoryAllocation;
-  }
 
   cudaStream_t st = s.stream;
   cudaError_t err = cudaSuccess;
@@ -467,7 +456,6 @@ cudaError_t Pipeline::LargeTempBytes(uint32_t cap, size_t* bytes) {
 }
 
 cudaError_t Pipeline::LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap, ArbDev* dev) {
-  if (s.prep_host == nullptr) return cudaErrorMemoryAllocation;  // Issue allocates it
   // The slot's previous ARB is complete (its slot was free), so its copy
   // of the old descriptor has run: overwriting it is safe.
   *s.prep_host = a;
