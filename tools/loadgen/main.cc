@@ -8,6 +8,12 @@
 // --preload-only does only that, so a benchmark can fill a server once and
 // then measure several pipeline depths on it. Results (throughput, latency
 // percentiles, preload time) are printed as one JSON object.
+//
+// The client's own CPU per command bounds every benchmark run with it
+// (kvcg-resp-sink measures that bound), so the per-command path allocates
+// nothing: commands are written by hand (CommandWriter) into buffers sized
+// once per connection, and replies are counted in place in a receive buffer
+// that is only compacted when its tail runs short (InBuffer).
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -15,10 +21,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -69,25 +79,174 @@ int Connect(const Options& o) {
   return fd;
 }
 
-std::string Key(uint64_t k) {
-  char buf[32];
-  int n = std::snprintf(buf, sizeof(buf), "key:%012llu", static_cast<unsigned long long>(k));
-  return std::string(buf, static_cast<size_t>(n));
+// Commands are formatted by hand, not with snprintf/std::to_string/string
+// concatenation: that formatting was a quarter of the client's CPU, and the
+// client's CPU is what limits the throughput this tool can measure. Keys are
+// "key:%012llu" (the names redis-benchmark runs use too, bench/server/clients.py).
+constexpr char kKeyPrefix[] = "key:";
+constexpr size_t kKeyPrefixSize = sizeof(kKeyPrefix) - 1;
+constexpr int kKeyDigits = 12;               // the zero-padded width
+constexpr uint64_t kKeyFastLimit = 1000000000000ull;  // 10^kKeyDigits
+constexpr size_t kMaxDecimal = 20;           // digits of UINT64_MAX
+
+struct DigitPairs {
+  char d[200];
+  constexpr DigitPairs() : d() {
+    for (int i = 0; i < 100; ++i) {
+      d[2 * i] = static_cast<char>('0' + i / 10);
+      d[2 * i + 1] = static_cast<char>('0' + i % 10);
+    }
+  }
+};
+constexpr DigitPairs kDigitPairs;
+
+// Writes v's decimal digits, zero-padded to at least `width`, at p; returns the end.
+char* WriteDecimal(char* p, uint64_t v, int width) {
+  char tmp[kMaxDecimal];
+  int n = 0;
+  do {
+    tmp[kMaxDecimal - 1 - n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n < width) tmp[kMaxDecimal - 1 - n++] = '0';
+  std::memcpy(p, tmp + kMaxDecimal - n, static_cast<size_t>(n));
+  return p + n;
 }
 
-void AppendCommand(std::string* out, bool get, const std::string& key, const std::string& value) {
-  if (get) {
-    *out += "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
-  } else {
-    *out += "*3\r\n$3\r\nSET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n$" +
-            std::to_string(value.size()) + "\r\n" + value + "\r\n";
+// Writes exactly kKeyDigits digits of v < kKeyFastLimit, two at a time.
+inline char* WriteKeyDigits(char* p, uint64_t v) {
+  static_assert(kKeyDigits % 2 == 0);
+  for (int i = kKeyDigits - 2; i >= 0; i -= 2) {
+    std::memcpy(p + i, kDigitPairs.d + 2 * (v % 100), 2);
+    v /= 100;
   }
+  return p + kKeyDigits;
 }
+
+// Writes GET and SET commands on key numbers into caller-owned buffers. The
+// constant parts are built once: the command head up to and including the
+// key's bulk length and "key:" for keys of kKeyDigits digits (the bulk length
+// is computed, not assumed), and the SET value's whole bulk string. Keys
+// with more digits take the general path (their bulk length is written out).
+class CommandWriter {
+ public:
+  explicit CommandWriter(size_t value_size)
+      : get_name_("*2\r\n$3\r\nGET\r\n$"),
+        set_name_("*3\r\n$3\r\nSET\r\n$"),
+        set_tail_("\r\n$" + std::to_string(value_size) + "\r\n" + std::string(value_size, 'v') + "\r\n") {
+    const std::string key_len = std::to_string(kKeyPrefixSize + kKeyDigits) + "\r\n" + kKeyPrefix;
+    get_head_ = get_name_ + key_len;
+    set_head_ = set_name_ + key_len;
+  }
+
+  // The most bytes one command takes (any key number).
+  size_t max_command_size() const {
+    return set_name_.size() + kMaxDecimal + 2 + kKeyPrefixSize + kMaxDecimal + set_tail_.size();
+  }
+
+  char* Get(char* p, uint64_t key) const { return Command(p, get_name_, get_head_, key, kGetTail, 2); }
+  char* Set(char* p, uint64_t key) const {
+    return Command(p, set_name_, set_head_, key, set_tail_.data(), set_tail_.size());
+  }
+
+ private:
+  static constexpr char kGetTail[] = "\r\n";
+
+  static char* Command(char* p, const std::string& name, const std::string& head, uint64_t key, const char* tail,
+                       size_t tail_size) {
+    if (key < kKeyFastLimit) {
+      std::memcpy(p, head.data(), head.size());
+      p = WriteKeyDigits(p + head.size(), key);
+    } else {  // more than kKeyDigits digits: the key's bulk length differs
+      char digits[kMaxDecimal];
+      size_t n = static_cast<size_t>(WriteDecimal(digits, key, kKeyDigits) - digits);
+      std::memcpy(p, name.data(), name.size());
+      p = WriteDecimal(p + name.size(), kKeyPrefixSize + n, 1);
+      std::memcpy(p, "\r\n", 2);
+      std::memcpy(p + 2, kKeyPrefix, kKeyPrefixSize);
+      p += 2 + kKeyPrefixSize;
+      std::memcpy(p, digits, n);
+      p += n;
+    }
+    std::memcpy(p, tail, tail_size);
+    return p + tail_size;
+  }
+
+  std::string get_name_, set_name_;  // "*N\r\n$3\r\nCMD\r\n$"
+  std::string get_head_, set_head_;  // ... + "16\r\nkey:"
+  std::string set_tail_;             // "\r\n" ending the key, then the value's bulk string
+};
+
+// Received bytes [begin, end) of data not yet counted as replies. Replies are
+// parsed where they lie; the buffer is reset when fully consumed and only
+// compacted (or grown) when the free tail is shorter than kMinRecv.
+struct InBuffer {
+  static constexpr size_t kMinRecv = 4096;
+  std::vector<char> data = std::vector<char>(size_t{1} << 16);
+  size_t begin = 0, end = 0;
+
+  const char* unread() const { return data.data() + begin; }
+  size_t unread_size() const { return end - begin; }
+  void Clear() { begin = end = 0; }
+
+  // One recv() into the free tail; returns its result.
+  ssize_t Recv(int fd) {
+    if (begin == end) begin = end = 0;
+    if (data.size() - end < kMinRecv) {
+      std::memmove(data.data(), data.data() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+      if (data.size() - end < kMinRecv) data.resize(data.size() * 2);
+    }
+    ssize_t r = recv(fd, data.data() + end, data.size() - end, 0);
+    if (r > 0) end += static_cast<size_t>(r);
+    return r;
+  }
+};
+
+// The GET/SET draw without a floating-point distribution per command: the
+// original draw was std::uniform_real_distribution<double>(0, 1)(rng) <
+// get_ratio, which is monotone in the one 64-bit rng() output it consumes, so
+// it is a GET exactly when that output is below a threshold found once here
+// (by evaluating the same distribution on fixed outputs). Same rng, same
+// sequence of GETs and SETs as before.
+class GetDraw {
+ public:
+  explicit GetDraw(double get_ratio) {
+    auto is_set = [&](uint64_t r) {
+      Fixed g{r};
+      return !(std::uniform_real_distribution<double>(0, 1)(g) < get_ratio);
+    };
+    if (!is_set(std::numeric_limits<uint64_t>::max())) {
+      all_ = true;
+      return;
+    }
+    uint64_t lo = 0, hi = std::numeric_limits<uint64_t>::max();  // is_set(hi); first such in [lo, hi]
+    while (lo < hi) {
+      uint64_t mid = lo + (hi - lo) / 2;
+      if (is_set(mid)) hi = mid; else lo = mid + 1;
+    }
+    threshold_ = lo;
+  }
+  bool IsGet(uint64_t r) const { return all_ || r < threshold_; }
+
+ private:
+  struct Fixed {  // a "generator" that returns one fixed output
+    using result_type = uint64_t;
+    static constexpr result_type min() { return 0; }
+    static constexpr result_type max() { return std::numeric_limits<uint64_t>::max(); }
+    result_type operator()() { return r; }
+    uint64_t r;
+  };
+  uint64_t threshold_ = 0;
+  bool all_ = false;
+};
 
 struct Conn {
   int fd;
-  std::string out, in;
-  size_t sent = 0;
+  std::unique_ptr<char[]> out;  // one pipeline of commands, sized once
+  size_t out_size = 0, sent = 0;
+  InBuffer in;
   int outstanding = 0;
   uint64_t start_ns = 0;
 };
@@ -101,29 +260,32 @@ struct ThreadResult {
 bool Preload(const Options& o, uint64_t begin, uint64_t end) {
   int fd = Connect(o);
   if (fd < 0) return false;
-  std::string value(o.value_size, 'v');
+  const CommandWriter writer(o.value_size);
   const uint64_t chunk = 1000;
-  std::string buf, in;
+  std::unique_ptr<char[]> buf(new char[chunk * writer.max_command_size()]);
+  InBuffer in;
   for (uint64_t k = begin; k < end; k += chunk) {
-    buf.clear();
     uint64_t n = std::min(chunk, end - k);
-    for (uint64_t i = 0; i < n; ++i) AppendCommand(&buf, false, Key(k + i), value);
-    if (send(fd, buf.data(), buf.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(buf.size())) return false;
+    char* p = buf.get();
+    for (uint64_t i = 0; i < n; ++i) p = writer.Set(p, k + i);
+    ssize_t size = p - buf.get();
+    if (send(fd, buf.get(), static_cast<size_t>(size), MSG_NOSIGNAL) != size) {
+      close(fd);
+      return false;
+    }
     uint64_t got = 0;
-    in.clear();
-    char tmp[65536];
+    in.Clear();
     while (got < n) {
-      ssize_t r = recv(fd, tmp, sizeof(tmp), 0);
-      if (r <= 0) return false;
-      in.append(tmp, static_cast<size_t>(r));
-      size_t pos = 0;
+      if (in.Recv(fd) <= 0) {
+        close(fd);
+        return false;
+      }
       bool err;
       long len;
-      while ((len = kvcg::loadgen::ReplyLength(in.data() + pos, in.size() - pos, &err)) > 0) {
-        pos += static_cast<size_t>(len);
+      while ((len = kvcg::loadgen::ReplyLength(in.unread(), in.unread_size(), &err)) > 0) {
+        in.begin += static_cast<size_t>(len);
         ++got;
       }
-      in.erase(0, pos);
     }
   }
   close(fd);
@@ -134,14 +296,19 @@ void Worker(const Options& o, int index, int nconns, std::atomic<int>* phase, Th
   std::mt19937_64 rng(0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 1));
   kvcg::loadgen::KeyChooser chooser(o.keys, o.dist == "zipf" ? o.theta : 0,
                                     0x9e3779b97f4a7c15ull * static_cast<uint64_t>(index + 7));
-  std::string value(o.value_size, 'v');
+  const CommandWriter writer(o.value_size);
+  const GetDraw get_draw(o.get_ratio);
+  const size_t out_capacity = static_cast<size_t>(o.pipeline) * writer.max_command_size();
   int ep = epoll_create1(0);
   std::vector<Conn> conns(static_cast<size_t>(nconns));
   auto refill = [&](Conn& c) {
-    c.out.clear();
+    char* p = c.out.get();
+    for (int i = 0; i < o.pipeline; ++i) {
+      bool get = get_draw.IsGet(rng());
+      p = get ? writer.Get(p, chooser.Next()) : writer.Set(p, chooser.Next());
+    }
+    c.out_size = static_cast<size_t>(p - c.out.get());
     c.sent = 0;
-    std::uniform_real_distribution<double> u(0, 1);
-    for (int i = 0; i < o.pipeline; ++i) AppendCommand(&c.out, u(rng) < o.get_ratio, Key(chooser.Next()), value);
     c.outstanding = o.pipeline;
     c.start_ns = NowNs();
   };
@@ -151,6 +318,7 @@ void Worker(const Options& o, int index, int nconns, std::atomic<int>* phase, Th
       std::fprintf(stderr, "kvcg-loadgen: cannot connect to %s:%d\n", o.host.c_str(), o.port);
       std::exit(1);
     }
+    conns[i].out.reset(new char[out_capacity]);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = i;
@@ -158,39 +326,36 @@ void Worker(const Options& o, int index, int nconns, std::atomic<int>* phase, Th
     refill(conns[i]);
   }
   auto flush = [&](Conn& c) {
-    while (c.sent < c.out.size()) {
-      ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    while (c.sent < c.out_size) {
+      ssize_t n = send(c.fd, c.out.get() + c.sent, c.out_size - c.sent, MSG_NOSIGNAL);
       if (n <= 0) std::exit(1);  // blocking socket: a failure is fatal
       c.sent += static_cast<size_t>(n);
     }
   };
   for (auto& c : conns) flush(c);
   epoll_event events[256];
-  char tmp[65536];
   while (phase->load(std::memory_order_relaxed) < 2) {
     int n = epoll_wait(ep, events, 256, 100);
     bool measuring = phase->load(std::memory_order_relaxed) == 1;
     for (int e = 0; e < n; ++e) {
       Conn& c = conns[events[e].data.u64];
-      ssize_t r = recv(c.fd, tmp, sizeof(tmp), 0);
-      if (r <= 0) {
+      if (c.in.Recv(c.fd) <= 0) {
         std::fprintf(stderr, "kvcg-loadgen: server closed a connection\n");
         std::exit(1);
       }
-      c.in.append(tmp, static_cast<size_t>(r));
-      size_t pos = 0;
       long len;
       bool err;
-      while (c.outstanding > 0 && (len = kvcg::loadgen::ReplyLength(c.in.data() + pos, c.in.size() - pos, &err)) > 0) {
-        pos += static_cast<size_t>(len);
+      while (c.outstanding > 0 && (len = kvcg::loadgen::ReplyLength(c.in.unread(), c.in.unread_size(), &err)) > 0) {
+        c.in.begin += static_cast<size_t>(len);
         --c.outstanding;
         if (measuring && err) ++result->errors;
       }
-      c.in.erase(0, pos);
       if (c.outstanding == 0) {
         uint64_t lat = NowNs() - c.start_ns;
         if (measuring) {
           result->ops += static_cast<uint64_t>(o.pipeline);
+          // One sample per command; kvcg::server::LatencyHistogram has no
+          // weighted Record, and this stays per round, not per reply.
           for (int i = 0; i < o.pipeline; ++i) result->latency.Record(lat);
         }
         refill(c);
