@@ -105,18 +105,18 @@ Status GpuStore::InitSlabTable(uint64_t budget) {
     return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
   }
   bucket_count_ = want;
-  if (!budget_->Take(bucket_count_ * kSlabAndAccessBytes)) {
+  if (!budget_->Take(want * kSlabAndAccessBytes)) {
     return Status::InvalidArgument("gpu_memory_bytes is too small for the bucket array");
   }
   // The head slabs, then their access bytes (lslab_types.h).
-  cudaError_t err = cudaMalloc(&buckets_, bucket_count_ * kSlabAndAccessBytes);
+  cudaError_t err = cudaMalloc(&buckets_, want * kSlabAndAccessBytes);
   if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(buckets)");
   err = cudaMalloc(&chunk_table_, sizeof(uint64_t*) * kMaxPoolChunks);
   if (err != cudaSuccess) return CudaStatus(err, "cudaMalloc(chunk table)");
   table_.buckets = buckets_;
-  table_.bucket_bits = uint32_t(std::countr_zero(bucket_count_));
+  table_.bucket_bits = uint32_t(std::countr_zero(want));
   table_.chunks = chunk_table_;
-  err = cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabAndAccessBytes, control_);
+  err = cudaMemsetAsync(buckets_, 0, want * kSlabAndAccessBytes, control_);
   if (err == cudaSuccess) {
     err = cudaMemsetAsync(chunk_table_, 0, sizeof(uint64_t*) * kMaxPoolChunks, control_);
   }
@@ -308,7 +308,7 @@ void GpuStore::WipeTable() {
   }
   {
     std::lock_guard<std::mutex> control(control_mu_);
-    cudaMemsetAsync(buckets_, 0, bucket_count_ * kSlabBytes, control_);
+    cudaMemsetAsync(buckets_, 0, bucket_count() * kSlabBytes, control_);
     const unsigned long long zero[2] = {0, 0};  // keys, mem_bytes
     cudaMemcpyAsync(counters_, zero, sizeof(zero), cudaMemcpyHostToDevice, control_);
     cudaMemcpyAsync(&counters_->volatile_keys, zero, sizeof(zero[0]), cudaMemcpyHostToDevice,
@@ -384,7 +384,7 @@ Status GpuStore::FillAccessBytes(uint8_t value) {
   }
   {
     std::lock_guard<std::mutex> lock(control_mu_);
-    err = cudaMemsetAsync(buckets_ + bucket_count_ * kSlabWords, value, bucket_count_ * kAccessBytesPerSlab,
+    err = cudaMemsetAsync(buckets_ + bucket_count() * kSlabWords, value, bucket_count() * kAccessBytesPerSlab,
                           control_);
     if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
   }
@@ -420,36 +420,25 @@ Status GpuStore::OpenSnapshot(std::unique_ptr<SnapshotReader>* out) {
   return CopyBuckets(&marker, out);
 }
 
-// A Scan step is a snapshot of a run of buckets: the bucket count never
-// changes and an entry never leaves its bucket, so a bucket cursor returns
-// every key present for the whole iteration at least once (exactly once
-// unless it was deleted and re-inserted meanwhile). The window table's
-// cursor carries its rebuild generation (window_snapshot_kernels.h).
+// A Scan step is a snapshot of a run of buckets or windows, picked by the
+// pipeline at the step's marker (the table may have grown or been rebuilt
+// since the last step: pipeline_snapshot.cc). An L-Slab entry never leaves
+// its bucket but when the table grows, and then bucket b's entries go to
+// the buckets that split it, which the position cursor names exactly; so a
+// cursor returns every key present for the whole iteration at least once
+// (exactly once unless it was deleted and re-inserted meanwhile). The
+// window table's cursor carries its rebuild generation
+// (window_snapshot_kernels.h).
 Status GpuStore::Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) {
   out->reset();
   *next = 0;
-  if (!general()) {
-    // The window table: the pipeline picks the run (a rebuild may have
-    // changed the windows since the last step; pipeline_snapshot.cc).
-    SnapshotMarker marker;
-    marker.scan = true;
-    marker.cursor = cursor;
-    marker.count = count;
-    marker.keys = Size();
-    Status s = CopyBuckets(&marker, out);
-    if (s.ok()) *next = marker.next;
-    return s;
-  }
-  const uint64_t buckets = bucket_count_;
-  if (cursor >= buckets) {
-    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr);
-    return Status::Ok();
-  }
   SnapshotMarker marker;
-  marker.begin = cursor;
-  marker.end = cursor + ScanRun(buckets - cursor, buckets, count, Size());
+  marker.scan = true;
+  marker.cursor = cursor;
+  marker.count = count;
+  marker.keys = Size();
   Status s = CopyBuckets(&marker, out);
-  if (s.ok() && marker.end < buckets) *next = marker.end;
+  if (s.ok()) *next = marker.next;
   return s;
 }
 
@@ -471,7 +460,8 @@ StoreInfo GpuStore::Info() const {
   info.device = device_name_;
   std::string table;
   if (general()) {
-    table = "L-Slab: " + std::to_string(bucket_count_) + " buckets of 31-slot slabs, ";
+    table = "L-Slab: " + std::to_string(bucket_count()) + " buckets of 31-slot slabs (grown " +
+            std::to_string(pipeline_ ? pipeline_->growths() : 0) + " times), ";
   } else {
     std::lock_guard<std::mutex> lock(control_mu_);
     table = "window table: " + std::to_string(window_->windows()) +

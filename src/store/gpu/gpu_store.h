@@ -89,11 +89,13 @@ class GpuStore final : public Store {
   // page-locked memory for the image (16 bytes a key, fixed8; 24 + the key
   // rounded up to 8, general) cannot be had.
   Status OpenSnapshot(std::unique_ptr<SnapshotReader>* out) override;
-  // Store::Scan: the cursor is a bucket index (general) or a window index
-  // tagged with the window table's rebuild generation (fixed8; a cursor from
-  // before a rebuild reads the copy of the table kept from then, or starts
-  // over when none is kept: window_space.h); a step copies a run of buckets
-  // or windows (about `count` entries) at a pipeline marker.
+  // Store::Scan: the cursor is a bucket's place in a space of 2^48 (general:
+  // bucket << (48 - bucket bits), so a cursor stays exact when the table
+  // grows, lslab_growth.h) or a window index tagged with the window table's
+  // rebuild generation (fixed8; a cursor from before a rebuild reads the
+  // copy of the table kept from then, or starts over when none is kept:
+  // window_space.h); a step copies a run of buckets or windows (about
+  // `count` entries) at a pipeline marker, which picks the run.
   Status Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotReader>* out, uint64_t* next) override;
 
   // --- For the pipeline and benchmarks.
@@ -130,6 +132,18 @@ class GpuStore final : public Store {
   PathCounts path_counts() const;
   // The pipeline, at a Clear marker with nothing in flight: empties the table.
   void WipeTable();
+  // General layout; the pipeline thread, nothing in flight and the resident
+  // kernel stopped: rebuilds the L-Slab table with about 16 entries a
+  // bucket, or as many buckets as it has when that is more, or as fit in
+  // half the device budget (lslab_growth.h). Not an error when it cannot
+  // (no memory for the rebuild): then rebuilt is false and the table is as
+  // it was. An error is a device failure.
+  struct SlabGrowth {
+    bool rebuilt = false;
+    uint64_t old_buckets = 0, new_buckets = 0, entries = 0, overflow_slabs = 0;
+  };
+  Status GrowSlabTable(SlabGrowth* g);
+  uint64_t bucket_count() const { return bucket_count_.load(std::memory_order_relaxed); }
   // Per-entry overhead charged to max_memory_bytes (beyond key + value).
   uint64_t entry_overhead() const { return table_.entry_overhead; }
   // The pipeline thread only (kernels take the table view at launch): the
@@ -165,7 +179,7 @@ class GpuStore final : public Store {
   const Config config_;
   std::string device_name_;
   uint32_t max_batch_ops_ = 0;
-  uint64_t bucket_count_ = 0;
+  std::atomic<uint64_t> bucket_count_{0};  // general: the table's, written under control_mu_
   std::unique_ptr<DeviceBudget> budget_;
   std::unique_ptr<SlabPool> pool_;               // general
   std::unique_ptr<WindowTable> window_;          // fixed8

@@ -207,6 +207,7 @@ void Pipeline::Run() {
   while (true) {
     epochs_.Collect();
     MaybeSweep();
+    MaybeGrowTable();
     if (marker_ != nullptr) {
       Request* m = marker_;
       marker_ = nullptr;
@@ -568,6 +569,7 @@ void Pipeline::FailAll(Slot& s, Code code) {
 
 void Pipeline::HandleClear(Request* r) {
   store_->WipeTable();
+  grow_at_slabs_ = 0;  // the pool is empty again
   // No slab refers to our records or blobs any more. Records are device
   // memory no consumer reads: free them now. Blobs may still be read
   // through Results: the whole heap goes when those are released.

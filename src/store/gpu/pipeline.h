@@ -134,6 +134,9 @@ struct ClearMarker {
 };
 
 // OpenSnapshot(): the caller waits for the pipeline's answer.
+// General Scan cursors: bucket << (kScanBucketBits - the table's bucket
+// bits), a place that stays exact when the table grows (lslab_growth.h).
+constexpr uint32_t kScanBucketBits = 48;
 // Fixed8 Scan cursors: window table generation << kScanWindowBits | window.
 constexpr uint32_t kScanWindowBits = 40;
 constexpr uint64_t kScanWindowMask = (1ull << kScanWindowBits) - 1;
@@ -146,10 +149,11 @@ struct SnapshotMarker {
   // Buckets to copy: all of them for OpenSnapshot, a run for a Scan step.
   uint64_t begin = 0;
   uint64_t end = ~uint64_t(0);
-  // Fixed8 Scan steps (the window table can be rebuilt between steps, so
-  // the pipeline picks the run): scan = this is one; cursor in (0 = start,
-  // else window table generation << kScanWindowBits | window), about
-  // `count` entries of a table holding `keys`; next out (0 = done).
+  // Scan steps (either table can grow between steps, so the pipeline picks
+  // the run): scan = this is one; cursor in (0 = start; general: a bucket's
+  // place, kScanBucketBits; fixed8: window table generation <<
+  // kScanWindowBits | window), about `count` entries of a table holding
+  // `keys`; next out (0 = done).
   bool scan = false;
   uint64_t cursor = 0, count = 0, keys = 0, next = 0;
   std::mutex mu;
@@ -230,6 +234,8 @@ class Pipeline {
   uint64_t avg_ttl_ms() const { return avg_ttl_ms_.load(std::memory_order_relaxed); }
   // Keys removed by the eviction policy since the store opened. Thread-safe.
   uint64_t evicted_keys() const { return evicted_keys_.load(std::memory_order_relaxed); }
+  // L-Slab tables rebuilt with more buckets since Open. Thread-safe.
+  uint64_t growths() const { return growths_.load(std::memory_order_relaxed); }
   // GpuStore::path_counts. Thread-safe.
   void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* stream_arbs) const {
     *resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
@@ -393,6 +399,10 @@ class Pipeline {
   // false on a device failure.
   void HandleSweep(Request* r);
   void MaybeSweep();
+  // The L-Slab table's growth (lslab_growth.cc): when its chains have grown
+  // long (overflow slabs past grow_at_slabs_), completes what is in flight
+  // and rebuilds the table with more buckets.
+  void MaybeGrowTable();
   bool SweepPass(uint64_t now, uint64_t* removed, bool* more, float* kernel_ms);
   // Steady-clock ns of the next periodic sweep; 0 = none is due (no TTLs).
   uint64_t NextSweepNs() const;
@@ -429,6 +439,8 @@ class Pipeline {
   // pipeline_snapshot.cc).
   Status TakeWindowSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<SnapshotReader>* out);
   Status WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out);
+  // General: one Scan step of the L-Slab table.
+  Status SlabScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out);
   // Both tables' snapshot passes: refuse after a sticky device error and
   // allocate the device totals once; an error met (sticky unless short of
   // memory) as a Status.
@@ -515,6 +527,12 @@ class Pipeline {
   uint64_t sweep_list_cap_ = 0;                 // entries
   cudaEvent_t sweep_t0_ = nullptr, sweep_t1_ = nullptr;
   std::atomic<uint64_t> avg_ttl_ms_{0};
+
+  // The L-Slab table's growth (lslab_growth.cc): it grows once the pool's
+  // overflow slabs pass grow_at_slabs_ (0 = not set yet: half the bucket
+  // count). growths_: tables rebuilt since Open (tests, INFO).
+  uint64_t grow_at_slabs_ = 0;
+  std::atomic<uint64_t> growths_{0};
 
   // Eviction. evict_max_: the limit while an evicting policy is on, else 0.
   // mem_bound_: an upper bound on the charged bytes once every ARB launched

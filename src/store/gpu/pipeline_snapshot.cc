@@ -35,7 +35,7 @@ void Pipeline::HandleSnapshot(Request* r) {
   std::unique_ptr<SnapshotReader> reader;
   Status status;
   if (general_) {
-    status = TakeSnapshot(m->begin, m->end, &reader);
+    status = m->scan ? SlabScanStep(m, &reader) : TakeSnapshot(m->begin, m->end, &reader);
   } else {
     status = m->scan ? WindowScanStep(m, &reader) : TakeWindowSnapshot(m->begin, m->end, &reader);
   }
@@ -129,6 +129,24 @@ Status Pipeline::SnapshotBegin() {
     }
   }
   return Status::Ok();
+}
+
+Status Pipeline::SlabScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out) {
+  const uint32_t bits = store_->table().bucket_bits;
+  const uint64_t buckets = 1ull << bits;
+  const uint32_t shift = kScanBucketBits - bits;
+  m->next = 0;
+  if ((m->cursor >> kScanBucketBits) != 0) {  // not one of ours: past the end
+    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr);
+    return Status::Ok();
+  }
+  // Tables only grow (Clear keeps the bucket array), so a cursor made at a
+  // smaller table names the first of the buckets its bucket split into.
+  const uint64_t begin = m->cursor >> shift;
+  const uint64_t end = begin + ScanRun(buckets - begin, buckets, m->count, m->keys);
+  Status s = TakeSnapshot(begin, end, out);
+  if (s.ok() && end < buckets) m->next = end << shift;
+  return s;
 }
 
 Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>* out) {

@@ -98,17 +98,23 @@ void SlabPool::Release(uint64_t reserved, uint64_t taken) {
   used_ += taken;
 }
 
-cudaError_t SlabPool::Reset() {
+bool SlabPool::EnsureCapacity(uint64_t capacity) {
   std::lock_guard<std::mutex> lock(mu_);
+  return capacity_ >= capacity || GrowLocked(capacity);
+}
+
+cudaError_t SlabPool::Reset(uint64_t taken) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (1 + taken > capacity_ && taken != 0) return cudaErrorInvalidValue;
   for (uint64_t* chunk : chunks_) {
     cudaError_t err = cudaMemsetAsync(chunk, 0, kPoolChunkBytes, stream_);
     if (err != cudaSuccess) return err;
   }
-  const unsigned long long one = 1;
-  cudaError_t err = cudaMemcpyAsync(&counters_->slabs_next, &one, sizeof(one),
+  const unsigned long long next = 1 + taken;
+  cudaError_t err = cudaMemcpyAsync(&counters_->slabs_next, &next, sizeof(next),
                                     cudaMemcpyHostToDevice, stream_);
   if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
-  used_ = 1;
+  used_ = 1 + taken;
   reserved_ = 0;
   return err;
 }

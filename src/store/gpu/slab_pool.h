@@ -62,7 +62,14 @@ class SlabPool final : public TableSpace {
   // A batch finished: it had reserved `reserved` and took `taken` of them.
   void Release(uint64_t reserved, uint64_t taken) override;
   // Clear(): forget every slab; the caller guarantees nothing is running.
-  cudaError_t Reset();
+  // With `taken`, the table's growth (lslab_growth.h): the first `taken`
+  // slabs (pool indices 1..taken, which must be backed: EnsureCapacity) are
+  // in use again once it returns, zeroed like the rest.
+  cudaError_t Reset(uint64_t taken = 0);
+  // Grows until pool indices below `capacity` are backed, as far as the
+  // budget allows; false if it could not. Nothing may be reserved (the
+  // table's growth, with nothing in flight).
+  bool EnsureCapacity(uint64_t capacity);
   // Sets every pool slab's access bytes (lslab_types.h) to `value`; nothing
   // may be running.
   cudaError_t FillAccess(uint8_t value);
