@@ -47,14 +47,14 @@ void Pipeline::HandleSnapshot(Request* r) {
 }
 
 // The image's host memory and the reader, for both tables: mapped, like the
-// value heap, so the dump kernel writes it directly.
+// value heap, so the dump kernel writes it directly; from the pipeline's
+// ImageCache (gpu_snapshot.h), which the reader gives it back to.
 namespace {
 
-Status AllocateImage(uint64_t bytes, uint64_t entries, char** image) {
+Status AllocateImage(ImageCache* cache, uint64_t bytes, uint64_t entries, char** image) {
   *image = nullptr;
   if (bytes == 0) return Status::Ok();
-  const cudaError_t err = cudaHostAlloc(reinterpret_cast<void**>(image), bytes,
-                                        cudaHostAllocMapped | cudaHostAllocPortable);
+  const cudaError_t err = cache->Take(bytes, image);
   if (err == cudaSuccess) return Status::Ok();
   cudaGetLastError();
   *image = nullptr;
@@ -137,7 +137,7 @@ Status Pipeline::SlabScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>
   const uint32_t shift = kScanBucketBits - bits;
   m->next = 0;
   if ((m->cursor >> kScanBucketBits) != 0) {  // not one of ours: past the end
-    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr);
+    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr, &images_);
     return Status::Ok();
   }
   // Tables only grow (Clear keeps the bucket array), so a cursor made at a
@@ -165,11 +165,11 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
         m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
         char* image = nullptr;
         const uint64_t bytes = entries.size() * 8;
-        Status s = AllocateImage(bytes, entries.size() / 2, &image);
+        Status s = AllocateImage(&images_, bytes, entries.size() / 2, &image);
         if (!s.ok()) return s;
         if (bytes != 0) std::memcpy(image, entries.data(), bytes);
         *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2,
-                                                   nullptr);
+                                                   nullptr, &images_);
         return Status::Ok();
       }
     }
@@ -195,7 +195,8 @@ Status Pipeline::TakeWindowSnapshot(uint64_t begin, uint64_t end,
       },
       &counted, &image);
   if (!s.ok()) return s;
-  *out = std::make_unique<GpuSnapshotReader>(false, image, counted.bytes, counted.entries, nullptr);
+  *out = std::make_unique<GpuSnapshotReader>(false, image, counted.bytes, counted.entries, nullptr,
+                                             &images_);
   return Status::Ok();
 }
 
@@ -212,7 +213,7 @@ Status Pipeline::CountAndDump(const CountPass& count, const DumpPass& dump, Snap
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   if (err != cudaSuccess) return SnapshotFailed(err, "counting the table");
-  s = AllocateImage(counted->bytes, counted->entries, image);
+  s = AllocateImage(&images_, counted->bytes, counted->entries, image);
   if (!s.ok() || *image == nullptr) return s;
   SnapshotTotals dumped{};
   err = dump(*image, counted->bytes, snapshot_totals_, st);
@@ -222,7 +223,7 @@ Status Pipeline::CountAndDump(const CountPass& count, const DumpPass& dump, Snap
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   s = err != cudaSuccess ? SnapshotFailed(err, "copying the table") : CheckDump(*counted, dumped);
   if (!s.ok()) {
-    cudaFreeHost(*image);
+    images_.Give(*image);
     *image = nullptr;
   }
   return s;
@@ -249,7 +250,7 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
   std::unique_ptr<ResultEpochs::Lease> hold;
   if (counted.entries != 0) hold = std::make_unique<ResultEpochs::Lease>(epochs_.Begin(0));
   *out = std::make_unique<GpuSnapshotReader>(true, image, bytes, counted.entries,
-                                             std::move(hold));
+                                             std::move(hold), &images_);
   return Status::Ok();
 }
 
