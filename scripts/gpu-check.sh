@@ -13,7 +13,8 @@
 #   build  configure + build with CUDA        test  every CTest test
 #   bench  GPU store benchmarks (issue 3)     apps  engine YCSB-B (issue 4),
 #          and the server matrix (issue 12): kvcg-server GPU and CPU
-#          backends next to redis-server, single-threaded and io-threads 8
+#          backends next to redis-server, single-threaded and io-threads 8;
+#          the kvcg rows again at 256 connections
 #   server the server matrix alone (for SERVER_KEYS_LIST with 100 M keys)
 #   cpu    CPU store vs libcuckoo on this host's cores (issue 2)
 #   python the Python package on the GPU backend: pytest, NumPy batches vs
@@ -230,14 +231,14 @@ fi
 # 3 s + 1 s warm-up per pipeline. SERVER_KEYS_LIST=2000000,100000000 adds 100 M keys: give that
 # call to the "server" stage alone with SERVER_WALL=560 (redis-server fills on
 # one thread, ~1-2 M keys/s).
-server_matrix() {  # output folder
-  local dir=$1
+server_matrix() {  # output folder [connections]
+  local dir=$1 conns=${2:-64}
   if timeout "${SERVER_WALL:-240}" python3 bench/server/compare.py --machine h100 --out "$dir/server_compare.json" \
       --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
       --sink "$BUILD_DIR/tools/loadgen/kvcg-resp-sink" \
       --servers kvcg-gpu,kvcg-gpu-canonical,kvcg-gpu-canonical-launch,kvcg-cpu,redis,redis-io8 --kvcg-args "--io-threads 8" \
       --keys-list "${SERVER_KEYS_LIST:-2000000}" --value-size 32 --get-ratio 0.95 --dist uniform \
-      --pipelines 1,16 --connections 64 --threads 8 --sink-threads 8 --duration 3 --warmup 1 \
+      --pipelines 1,16 --connections "$conns" --threads 8 --sink-threads 8 --duration 3 --warmup 1 \
       --skip-redis-benchmark >>"$OUT/server.log" 2>&1; then
     echo "server matrix: ok" >>"$OUT/apps-summary.txt"
   else
@@ -273,6 +274,24 @@ PYEOF
     echo "server plot skipped (no matplotlib here; bench/server/plot.py draws it from the JSON)" >>"$OUT/server.log"
 }
 
+server_matrix_rows() {  # output folder, connections: kvcg rows only, pipeline 16
+  local dir=$1 conns=$2
+  timeout "${SERVER_WALL:-90}" python3 bench/server/compare.py --machine h100 --out "$dir/server_compare.json" \
+      --kvcg-server "$BUILD_DIR/tools/server/kvcg-server" --loadgen "$BUILD_DIR/tools/loadgen/kvcg-loadgen" \
+      --sink "$BUILD_DIR/tools/loadgen/kvcg-resp-sink" --servers kvcg-gpu,kvcg-gpu-canonical,kvcg-cpu \
+      --kvcg-args "--io-threads 8" --keys-list "${SERVER_KEYS_LIST:-2000000}" --value-size 32 --get-ratio 0.95 \
+      --dist uniform --pipelines 16 --connections "$conns" --threads 8 --sink-threads 8 --duration 3 --warmup 1 \
+      --skip-redis-benchmark >>"$OUT/server.log" 2>&1 || echo "server rows at $conns connections FAILED" >>"$OUT/apps-summary.txt"
+  [ -f "$dir/server_compare.json" ] && python3 - "$dir/server_compare.json" "$conns" >>"$OUT/apps-summary.txt" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["summary"]:
+    print(f"server {s['server']:<18} {s['keys']:>11,} keys P={s['pipeline']:<2} conns {sys.argv[2]:>4} "
+          f"{s['ops_per_sec'] / 1e6:6.2f} M ops/s  p50/p99 {s['p50_us']:7.0f}/{s['p99_us']:7.0f} us  "
+          f"vs cpu " + (f"{s['vs_kvcg_cpu']:.2f}x" if s['vs_kvcg_cpu'] is not None else "-"))
+PYEOF
+}
+
 if [[ " $STAGES " == *" server "* ]]; then
   echo "== server matrix (issue 12)"
   mkdir -p "$OUT/server"
@@ -303,6 +322,10 @@ PYEOF
     echo "engine benchmark FAILED" | tee -a "$OUT/apps-summary.txt"; tail -5 "$OUT/apps.log"
   fi
   server_matrix "$APPS"
+  # With more clients the GPU backend gathers larger batches (BENCHMARKS 4e):
+  # the GPU rows and the CPU backend again at 256 connections, pipeline 16.
+  mkdir -p "$APPS/conn256"
+  SERVER_WALL=90 server_matrix_rows "$APPS/conn256" 256
   tar -C "$APPS" -cf "$OUT/apps.tar" . && rm -rf "$APPS"
   note "apps" "see apps-summary.txt"
 fi
