@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstring>
 #include <string>
 
@@ -51,7 +52,9 @@ cudaError_t ImageCache::Take(uint64_t bytes, char** out) {
 void ImageCache::Give(char* buffer) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t cap = capacity_[buffer];
+    const auto it = capacity_.find(buffer);
+    assert(it != capacity_.end() && "ImageCache::Give of a buffer it did not hand out");
+    const uint64_t cap = it->second;
     if (cap <= kKeepOne && kept_bytes_ + cap <= kKeepBytes) {
       kept_.push_back(buffer);
       kept_bytes_ += cap;

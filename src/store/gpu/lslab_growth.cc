@@ -89,7 +89,7 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
   uint32_t bits = std::max<uint32_t>(old_bits, std::bit_width(std::max<uint64_t>(n / 16, 1) - 1));
   const uint64_t limit = budget_->limit();
   while (bits > old_bits && limit != 0 && (kSlabAndAccessBytes << bits) > limit / 2) --bits;
-  if (bits > 31) return Status::Ok();
+  if (bits > 30) return Status::Ok();  // (and cub counts items in an int)
   const uint64_t buckets = 1ull << bits;
 
   uint64_t* heads = nullptr;
@@ -125,6 +125,11 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
     err = cudaMemcpyAsync(&total, first + buckets, sizeof(total), cudaMemcpyDeviceToHost, control_);
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
+  if (err == cudaErrorMemoryAllocation) {  // the scan's scratch: not rebuilt, nothing lost
+    cudaGetLastError();
+    drop_heads();
+    return Status::Ok();
+  }
   if (err != cudaSuccess) {
     drop_heads();
     return Failed(err, "copying the entries");
@@ -141,6 +146,8 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
 
   // The point of no return: the old chains' overflow slabs are reused.
   err = pool_->Reset(total);
+  // The new table's view for the kernels; table_ itself changes only in its
+  // two fields below (submitting threads read its entry_overhead unlocked).
   TableView next = table_;
   next.buckets = heads;
   next.bucket_bits = bits;
@@ -150,7 +157,8 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
   uint64_t* old = buckets_;
   const uint64_t old_bytes = (1ull << old_bits) * kSlabAndAccessBytes;
   buckets_ = heads;
-  table_ = next;
+  table_.buckets = heads;
+  table_.bucket_bits = bits;
   bucket_count_.store(buckets, std::memory_order_relaxed);
   cudaFree(old);
   budget_->Give(old_bytes);
@@ -170,7 +178,8 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
 // (an injected degenerate hash) cost a rebuild only each time their chain
 // doubles; a rebuild that found no memory is tried again at twice the slabs.
 void Pipeline::MaybeGrowTable() {
-  if (!general_ || sticky_ != cudaSuccess) return;
+  // Not with a marker taken from the queue: it may be a Clear.
+  if (!general_ || sticky_ != cudaSuccess || marker_ != nullptr) return;
   if (grow_at_slabs_ == 0) grow_at_slabs_ = std::max<uint64_t>(store_->bucket_count() / 2, 1);
   if (store_->pool().used() <= grow_at_slabs_) return;
   CompleteInFlight();  // also stops the resident kernel: nothing runs on the table
