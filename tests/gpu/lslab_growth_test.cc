@@ -4,7 +4,8 @@
 // rebuilds (with overwrites and deletes in between), expiry and its slabs'
 // volatile hints survive them, a Scan begun before a rebuild still returns
 // every key present throughout, and KeyAccess on another thread sees the
-// old table or the new one, never a half-written one. Without a usable GPU
+// old table or the new one, never a half-written one, and LFU counters
+// (access bytes) move with their keys. Without a usable GPU
 // every test is skipped with the reason.
 #include <gtest/gtest.h>
 
@@ -169,6 +170,42 @@ TEST(LSlabGrowth, ExpiryOutlivesGrowth) {
   const Results r = store->Execute(std::move(b));
   EXPECT_EQ(r.code(0), Code::kNotFound);
   EXPECT_EQ(r.code(1), Code::kOk);
+}
+
+// Under an LFU policy each key's counter lives in its slot's access byte;
+// the rebuild moves the byte with the entry, so no counter changes.
+TEST(LSlabGrowth, LfuCountersOutliveGrowth) {
+  SKIP_WITHOUT_GPU();
+  Config c = SmallTable();
+  c.max_memory_bytes = 4ull << 30;  // far above what the test stores: no eviction pass
+  c.eviction = EvictionPolicy::kAllKeysLfu;
+  auto store = OpenOrDie(c);
+  ASSERT_TRUE(store);
+  PutRange(store.get(), 0, 200, 0, nullptr);
+  for (int round = 0; round < 400; ++round) {  // keys 0..19 hot
+    Batch b = store->NewBatch();
+    for (uint64_t i = 0; i < 20; ++i) b.Get(Key(i));
+    const Results r = store->Execute(std::move(b));
+    for (size_t j = 0; j < r.size(); ++j) ASSERT_EQ(r.code(j), Code::kOk);
+  }
+  auto counters = [&] {
+    std::vector<uint32_t> f;
+    for (uint64_t i = 0; i < 40; ++i) {
+      KeyAccessInfo info;
+      const Status s = store->KeyAccess(Key(i), &info);
+      EXPECT_TRUE(s.ok() && info.lfu) << Key(i) << ": " << s.ToString();
+      f.push_back(info.frequency);
+    }
+    return f;
+  };
+  const std::vector<uint32_t> before = counters();
+  for (uint64_t i = 0; i < 20; ++i) EXPECT_GT(before[i], 5u) << Key(i) << " was read 400 times";
+  for (uint64_t i = 20; i < 40; ++i) EXPECT_EQ(before[i], 5u) << Key(i) << " was never read";
+  PutRange(store.get(), 200, 150000, 0, nullptr);
+  uint64_t buckets = 0, growths = 0;
+  TableShape(*store, &buckets, &growths);
+  ASSERT_GE(growths, 2u);
+  EXPECT_EQ(counters(), before);
 }
 
 // A Scan begun on the small table and finished after it grew (twice)
