@@ -3,9 +3,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <bit>
-#include <cassert>
 #include <cstring>
 #include <string>
 
@@ -13,70 +10,18 @@
 
 namespace kvcg::store::gpu {
 
-ImageCache::~ImageCache() {
-  for (char* p : kept_) cudaFreeHost(p);
-}
-
-cudaError_t ImageCache::Take(uint64_t bytes, char** out) {
-  *out = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    // The smallest kept buffer that fits and is not four times too large.
-    size_t best = kept_.size();
-    for (size_t i = 0; i < kept_.size(); ++i) {
-      const uint64_t cap = capacity_[kept_[i]];
-      if (cap >= bytes && cap / 4 <= bytes &&
-          (best == kept_.size() || cap < capacity_[kept_[best]])) {
-        best = i;
-      }
-    }
-    if (best != kept_.size()) {
-      *out = kept_[best];
-      kept_bytes_ -= capacity_[*out];
-      kept_[best] = kept_.back();
-      kept_.pop_back();
-      return cudaSuccess;
-    }
-  }
-  // Kept sizes are powers of two from 64 KiB, so steps of similar size share.
-  const uint64_t cap = bytes <= kKeepOne ? std::max<uint64_t>(std::bit_ceil(bytes), 64 << 10) : bytes;
-  void* p = nullptr;
-  const cudaError_t err = cudaHostAlloc(&p, cap, cudaHostAllocMapped | cudaHostAllocPortable);
-  if (err != cudaSuccess) return err;
-  *out = static_cast<char*>(p);
-  std::lock_guard<std::mutex> lock(mu_);
-  capacity_[*out] = cap;
-  return cudaSuccess;
-}
-
-void ImageCache::Give(char* buffer) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto it = capacity_.find(buffer);
-    assert(it != capacity_.end() && "ImageCache::Give of a buffer it did not hand out");
-    const uint64_t cap = it->second;
-    if (cap <= kKeepOne && kept_bytes_ + cap <= kKeepBytes) {
-      kept_.push_back(buffer);
-      kept_bytes_ += cap;
-      return;
-    }
-    capacity_.erase(buffer);
-  }
-  cudaFreeHost(buffer);
-}
-
 GpuSnapshotReader::GpuSnapshotReader(bool general, char* image, uint64_t image_bytes,
                                      uint64_t entries, std::unique_ptr<ResultEpochs::Lease> hold,
-                                     ImageCache* cache)
+                                     PinnedMemory* memory)
     : general_(general),
       image_(image),
       image_bytes_(image_bytes),
       entries_(entries),
       hold_(std::move(hold)),
-      cache_(cache) {}
+      memory_(memory) {}
 
 GpuSnapshotReader::~GpuSnapshotReader() {
-  if (image_ != nullptr) cache_->Give(image_);
+  if (image_ != nullptr) memory_->Free(image_, image_bytes_);
   hold_.reset();  // the blobs may go now
 }
 

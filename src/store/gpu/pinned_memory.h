@@ -1,6 +1,6 @@
 // PinnedMemory: the GPU store's pool of page-locked host memory, handed out
 // as BatchMemory (Store::NewBatch) and used for the pipeline's result
-// buffers.
+// buffers and snapshot images.
 //
 // Pinning costs milliseconds (cudaHostAlloc, or cudaHostRegister of huge
 // pages: AllocatePinnedHost below), far too much per batch, so freed blocks are kept in power-of-two

@@ -94,7 +94,6 @@
 #include "store/gpu/device_heaps.h"
 #include "store/gpu/eviction_kernels.h"
 #include "store/gpu/expiry_kernels.h"
-#include "store/gpu/gpu_snapshot.h"
 #include "store/gpu/pinned_memory.h"
 #include "store/gpu/resident_ring.h"
 #include "store/gpu/result_epochs.h"
@@ -516,7 +515,6 @@ class Pipeline {
   ResultEpochs epochs_;
   cudaError_t sticky_ = cudaSuccess;  // a failed device: answer kInternal from now on
   SnapshotTotals* snapshot_totals_ = nullptr;  // device; made at the first snapshot
-  ImageCache images_;  // snapshot and Scan images (gpu_snapshot.h)
 
   // Expiry. may_have_volatile_: a batch with expiry ran since the last
   // Clear or sweep that found no volatile key left (general layout); while

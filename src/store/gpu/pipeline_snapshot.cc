@@ -47,20 +47,18 @@ void Pipeline::HandleSnapshot(Request* r) {
 }
 
 // The image's host memory and the reader, for both tables: mapped, like the
-// value heap, so the dump kernel writes it directly; from the pipeline's
-// ImageCache (gpu_snapshot.h), which the reader gives it back to.
+// value heap, so the dump kernel writes it directly; from the store's
+// PinnedMemory pool, which the reader gives it back to (gpu_snapshot.h).
 namespace {
 
-Status AllocateImage(ImageCache* cache, uint64_t bytes, uint64_t entries, char** image) {
+Status AllocateImage(PinnedMemory* memory, uint64_t bytes, uint64_t entries, char** image) {
   *image = nullptr;
   if (bytes == 0) return Status::Ok();
-  const cudaError_t err = cache->Take(bytes, image);
-  if (err == cudaSuccess) return Status::Ok();
-  cudaGetLastError();
-  *image = nullptr;
+  *image = static_cast<char*>(memory->Allocate(bytes));
+  if (*image != nullptr) return Status::Ok();
   return Status::Internal("snapshot: cannot allocate " + std::to_string(bytes) +
                           " bytes of page-locked host memory for the image of " +
-                          std::to_string(entries) + " keys: " + cudaGetErrorString(err));
+                          std::to_string(entries) + " keys");
 }
 
 Status CheckDump(const SnapshotTotals& counted, const SnapshotTotals& dumped) {
@@ -137,7 +135,7 @@ Status Pipeline::SlabScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReader>
   const uint32_t shift = kScanBucketBits - bits;
   m->next = 0;
   if ((m->cursor >> kScanBucketBits) != 0) {  // not one of ours: past the end
-    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr, &images_);
+    *out = std::make_unique<GpuSnapshotReader>(true, nullptr, 0, 0, nullptr, pinned_);
     return Status::Ok();
   }
   // Tables only grow (Clear keeps the bucket array), so a cursor made at a
@@ -165,11 +163,11 @@ Status Pipeline::WindowScanStep(SnapshotMarker* m, std::unique_ptr<SnapshotReade
         m->next = end < windows ? cursor_gen << kScanWindowBits | end : 0;
         char* image = nullptr;
         const uint64_t bytes = entries.size() * 8;
-        Status s = AllocateImage(&images_, bytes, entries.size() / 2, &image);
+        Status s = AllocateImage(pinned_, bytes, entries.size() / 2, &image);
         if (!s.ok()) return s;
         if (bytes != 0) std::memcpy(image, entries.data(), bytes);
         *out = std::make_unique<GpuSnapshotReader>(false, image, bytes, entries.size() / 2,
-                                                   nullptr, &images_);
+                                                   nullptr, pinned_);
         return Status::Ok();
       }
     }
@@ -196,7 +194,7 @@ Status Pipeline::TakeWindowSnapshot(uint64_t begin, uint64_t end,
       &counted, &image);
   if (!s.ok()) return s;
   *out = std::make_unique<GpuSnapshotReader>(false, image, counted.bytes, counted.entries, nullptr,
-                                             &images_);
+                                             pinned_);
   return Status::Ok();
 }
 
@@ -213,7 +211,7 @@ Status Pipeline::CountAndDump(const CountPass& count, const DumpPass& dump, Snap
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   if (err != cudaSuccess) return SnapshotFailed(err, "counting the table");
-  s = AllocateImage(&images_, counted->bytes, counted->entries, image);
+  s = AllocateImage(pinned_, counted->bytes, counted->entries, image);
   if (!s.ok() || *image == nullptr) return s;
   SnapshotTotals dumped{};
   err = dump(*image, counted->bytes, snapshot_totals_, st);
@@ -223,7 +221,7 @@ Status Pipeline::CountAndDump(const CountPass& count, const DumpPass& dump, Snap
   if (err == cudaSuccess) err = cudaStreamSynchronize(st);
   s = err != cudaSuccess ? SnapshotFailed(err, "copying the table") : CheckDump(*counted, dumped);
   if (!s.ok()) {
-    images_.Give(*image);
+    pinned_->Free(*image, counted->bytes);
     *image = nullptr;
   }
   return s;
@@ -250,7 +248,7 @@ Status Pipeline::TakeSnapshot(uint64_t begin, uint64_t end, std::unique_ptr<Snap
   std::unique_ptr<ResultEpochs::Lease> hold;
   if (counted.entries != 0) hold = std::make_unique<ResultEpochs::Lease>(epochs_.Begin(0));
   *out = std::make_unique<GpuSnapshotReader>(true, image, bytes, counted.entries,
-                                             std::move(hold), &images_);
+                                             std::move(hold), pinned_);
   return Status::Ok();
 }
 
