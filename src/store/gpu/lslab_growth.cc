@@ -3,7 +3,8 @@
 // rebuilds the table, Pipeline::MaybeGrowTable decides when.
 //
 // Order. Everything that can fail for lack of memory — the new head array,
-// the flat copy of the entries, the scan, slabs for the new chains — is
+// the flat copy of the entries, the scan and its scratch (all charged to the
+// device budget), slabs for the new chains — is
 // done while the old table is still whole; a failure there frees what was
 // taken and leaves the table as it was (the pipeline tries again once the
 // table has grown further). Only then is the slab pool reset and the new
@@ -95,9 +96,11 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
   uint64_t* heads = nullptr;
   GrowEntries e{};
   uint32_t *counts = nullptr, *overflow = nullptr, *first = nullptr;
+  char* scan_temp = nullptr;
+  const size_t scan_bytes = GrowScanTempBytes(bits);
   if (!scratch.Take(n, &e.hash) || !scratch.Take(n, &e.record) || !scratch.Take(n, &e.access) ||
       !scratch.Take(buckets + 1, &counts) || !scratch.Take(buckets + 1, &overflow) ||
-      !scratch.Take(buckets + 1, &first)) {
+      !scratch.Take(buckets + 1, &first) || !scratch.Take(scan_bytes, &scan_temp)) {
     return Status::Ok();
   }
   const uint64_t head_bytes = buckets * kSlabAndAccessBytes;
@@ -119,17 +122,14 @@ Status GpuStore::GrowSlabTable(SlabGrowth* g) {
     err = cudaMemcpyAsync(&copied, words + 1, sizeof(copied), cudaMemcpyDeviceToHost, control_);
   }
   if (err == cudaSuccess) err = GrowCountNewBuckets(e, n, bits, counts, control_);
-  if (err == cudaSuccess) err = GrowScanOverflow(counts, bits, overflow, first, control_);
+  if (err == cudaSuccess) {
+    err = GrowScanOverflow(counts, bits, overflow, first, scan_temp, scan_bytes, control_);
+  }
   uint32_t total = 0;  // overflow slabs of the new chains
   if (err == cudaSuccess) {
     err = cudaMemcpyAsync(&total, first + buckets, sizeof(total), cudaMemcpyDeviceToHost, control_);
   }
   if (err == cudaSuccess) err = cudaStreamSynchronize(control_);
-  if (err == cudaErrorMemoryAllocation) {  // the scan's scratch: not rebuilt, nothing lost
-    cudaGetLastError();
-    drop_heads();
-    return Status::Ok();
-  }
   if (err != cudaSuccess) {
     drop_heads();
     return Failed(err, "copying the entries");

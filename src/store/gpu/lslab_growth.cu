@@ -177,22 +177,20 @@ cudaError_t GrowCountNewBuckets(GrowEntries e, uint64_t n, uint32_t new_bits, ui
   return cudaGetLastError();
 }
 
+size_t GrowScanTempBytes(uint32_t new_bits) {
+  size_t bytes = 0;
+  cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const uint32_t*>(nullptr),
+                                static_cast<uint32_t*>(nullptr), (1ull << new_bits) + 1);
+  return bytes;
+}
+
 cudaError_t GrowScanOverflow(const uint32_t* counts, uint32_t new_bits, uint32_t* overflow,
-                             uint32_t* first, cudaStream_t stream) {
+                             uint32_t* first, void* temp, size_t temp_bytes, cudaStream_t stream) {
   const uint64_t buckets = 1ull << new_bits;
   OverflowKernel<<<Blocks(buckets + 1, 32), kBlockThreads, 0, stream>>>(counts, buckets, overflow);
-  cudaError_t err = cudaGetLastError();
-  size_t bytes = 0;
-  if (err == cudaSuccess) {
-    err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, overflow, first, buckets + 1, stream);
-  }
-  void* temp = nullptr;
-  if (err == cudaSuccess) err = cudaMalloc(&temp, bytes == 0 ? 1 : bytes);
+  const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  err = cub::DeviceScan::ExclusiveSum(temp, bytes, overflow, first, buckets + 1, stream);
-  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  cudaFree(temp);
-  return err;
+  return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, overflow, first, buckets + 1, stream);
 }
 
 cudaError_t GrowLinkChains(const TableView& t, const uint32_t* counts, const uint32_t* first,

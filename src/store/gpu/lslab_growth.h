@@ -50,10 +50,11 @@ cudaError_t GrowCountNewBuckets(GrowEntries e, uint64_t n, uint32_t new_bits, ui
                                 cudaStream_t stream);
 // first[b] := the overflow slabs the chains of new buckets 0..b-1 need (31
 // entries a slab, the head included), for b = 0 .. 2^new_bits, so
-// first[2^new_bits] is their total. overflow: scratch of 2^new_bits + 1.
-// Allocates (and frees) the scan's temporary storage.
+// first[2^new_bits] is their total. overflow: scratch of 2^new_bits + 1;
+// temp: cub's scratch, GrowScanTempBytes(new_bits) bytes.
+size_t GrowScanTempBytes(uint32_t new_bits);
 cudaError_t GrowScanOverflow(const uint32_t* counts, uint32_t new_bits, uint32_t* overflow,
-                             uint32_t* first, cudaStream_t stream);
+                             uint32_t* first, void* temp, size_t temp_bytes, cudaStream_t stream);
 // (4) Every new chain's meta words: `t` is the new table (its head array
 // zeroed); bucket b's overflow slabs are pool indices first_pool +
 // first[b] ... (first: the exclusive scan of overflow).
