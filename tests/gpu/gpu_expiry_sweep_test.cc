@@ -44,12 +44,7 @@ Config SweepConfig(uint32_t hz) {
   return c;
 }
 
-std::unique_ptr<Store> OpenOrDie(const Config& c) {
-  std::unique_ptr<Store> s;
-  Status st = Store::Open(c, &s);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return s;
-}
+using gpu_test::OpenOrDie;
 
 // 12-byte keys, 20-byte values: every entry charges 12 + 20 + kOverhead.
 std::string Key(uint64_t i) {

@@ -53,12 +53,7 @@ Config ExpiryConfig(Layout layout) {
   return c;
 }
 
-std::unique_ptr<Store> OpenOrDie(const Config& c) {
-  std::unique_ptr<Store> s;
-  Status st = Store::Open(c, &s);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return s;
-}
+using gpu_test::OpenOrDie;
 
 // The contract, op by op, at time `now`. Expired entries stay until a
 // writer meets them (as both backends keep them until then), so Size(),

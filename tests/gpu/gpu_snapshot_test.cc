@@ -37,12 +37,7 @@ Config GpuConfig(Layout layout) {
   return c;
 }
 
-std::unique_ptr<Store> OpenOrDie(const Config& c) {
-  std::unique_ptr<Store> s;
-  Status st = Store::Open(c, &s);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return s;
-}
+using gpu_test::OpenOrDie;
 
 std::string Printable(const std::string& s) {
   std::string out;

@@ -1,11 +1,15 @@
 // Helpers shared by the GPU backend tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "kvcg/config.h"
+#include "kvcg/store.h"
 #include "store/backends.h"
 
 // Skips the current test, printing why, when no usable CUDA device exists.
@@ -23,6 +27,15 @@ namespace kvcg::gpu_test {
 inline std::string Bytes8(uint64_t x) {
   std::string s(8, '\0');
   std::memcpy(s.data(), &x, 8);
+  return s;
+}
+
+// Store::Open(c), failing the test (non-fatally: the caller checks the
+// pointer) with the status when it does not open.
+inline std::unique_ptr<Store> OpenOrDie(const Config& c) {
+  std::unique_ptr<Store> s;
+  const Status st = Store::Open(c, &s);
+  EXPECT_TRUE(st.ok()) << st.ToString();
   return s;
 }
 

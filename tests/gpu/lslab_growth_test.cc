@@ -37,12 +37,7 @@ Config SmallTable() {
   return c;
 }
 
-std::unique_ptr<Store> OpenOrDie(const Config& c) {
-  std::unique_ptr<Store> s;
-  const Status st = Store::Open(c, &s);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return s;
-}
+using gpu_test::OpenOrDie;
 
 std::string Key(uint64_t i) {
   char buf[24];

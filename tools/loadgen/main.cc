@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -100,19 +101,6 @@ struct DigitPairs {
 };
 constexpr DigitPairs kDigitPairs;
 
-// Writes v's decimal digits, zero-padded to at least `width`, at p; returns the end.
-char* WriteDecimal(char* p, uint64_t v, int width) {
-  char tmp[kMaxDecimal];
-  int n = 0;
-  do {
-    tmp[kMaxDecimal - 1 - n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  while (n < width) tmp[kMaxDecimal - 1 - n++] = '0';
-  std::memcpy(p, tmp + kMaxDecimal - n, static_cast<size_t>(n));
-  return p + n;
-}
-
 // Writes exactly kKeyDigits digits of v < kKeyFastLimit, two at a time.
 inline char* WriteKeyDigits(char* p, uint64_t v) {
   static_assert(kKeyDigits % 2 == 0);
@@ -159,9 +147,9 @@ class CommandWriter {
       p = WriteKeyDigits(p + head.size(), key);
     } else {  // more than kKeyDigits digits: the key's bulk length differs
       char digits[kMaxDecimal];
-      size_t n = static_cast<size_t>(WriteDecimal(digits, key, kKeyDigits) - digits);
+      const size_t n = static_cast<size_t>(std::to_chars(digits, digits + kMaxDecimal, key).ptr - digits);
       std::memcpy(p, name.data(), name.size());
-      p = WriteDecimal(p + name.size(), kKeyPrefixSize + n, 1);
+      p = std::to_chars(p + name.size(), p + name.size() + kMaxDecimal, kKeyPrefixSize + n).ptr;
       std::memcpy(p, "\r\n", 2);
       std::memcpy(p + 2, kKeyPrefix, kKeyPrefixSize);
       p += 2 + kKeyPrefixSize;
