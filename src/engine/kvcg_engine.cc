@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 
+#include "common/thread_name.h"
 #include "engine/index_list.h"
 #include "store/backends.h"
 
@@ -95,7 +96,10 @@ KvcgEngine::KvcgEngine(const Config& config, std::unique_ptr<Store> canonical)
   model_desc_ = router_.model()->Describe();
   model_keys_ = router_.model()->KeyCount();
   if (!cpu_only_ && config.router.switch_period_ms != 0 && router_.sampling()) {
-    periodic_ = std::thread([this] { PeriodicSwitcher(); });
+    periodic_ = std::thread([this] {
+      SetCurrentThreadName("kvcg-switcher");
+      PeriodicSwitcher();
+    });
   }
   limit_bytes_ = canonical_limit_ = config.max_memory_bytes;
   limit_policy_ = config.eviction;

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/thread_name.h"
 #include "engine/kvcg_engine.h"
 
 namespace kvcg::engine {
@@ -152,7 +153,10 @@ Status KvcgEngine::ApplyActiveExpiryHz(uint32_t hz) {
 
 void KvcgEngine::StartHousekeeperLocked() {
   if ((expiry_hz_ != 0 || cache_mode_) && !stopping_ && !housekeeper_.joinable()) {
-    housekeeper_ = std::thread([this] { Housekeeper(); });
+    housekeeper_ = std::thread([this] {
+      SetCurrentThreadName("kvcg-housekeep");
+      Housekeeper();
+    });
   }
 }
 

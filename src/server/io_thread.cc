@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/thread_name.h"
 #include "server/connection.h"
 #include "server/server.h"
 
@@ -85,7 +86,10 @@ void IoThread::AddListener(int fd, bool unix_socket) {
 
 void IoThread::Start() {
   pending_ = server_->store()->NewBatch();
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    SetCurrentThreadName("kvcg-io-" + std::to_string(index_));
+    Run();
+  });
 }
 
 void IoThread::Join() {

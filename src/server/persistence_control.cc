@@ -1,4 +1,5 @@
 // The server's persistence policy over kvcg::Durable; see persistence_control.h.
+#include "common/thread_name.h"
 #include "server/persistence_control.h"
 
 #include <chrono>
@@ -37,7 +38,10 @@ void PersistenceControl::Start(Durable* durable, const ServerConfig& config) {
   has_save_rules_.store(!config.store.durability.save_rules.empty(), std::memory_order_relaxed);
   if (durable_ == nullptr) return;
   Refresh();
-  cron_ = std::thread([this] { Cron(); });
+  cron_ = std::thread([this] {
+    SetCurrentThreadName("kvcg-cron");
+    Cron();
+  });
 }
 
 void PersistenceControl::Stop() {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/thread_name.h"
 #include "store/backends.h"
 #include "store/gpu/arb_layout.h"
 #include "store/gpu/gpu_store.h"
@@ -84,8 +85,12 @@ cudaError_t Pipeline::Start() {
   // The configured limit and policy (Open): nothing is stored yet.
   const Config& config = store_->config();
   if (!ApplyLimit(config.max_memory_bytes, config.eviction).ok()) return cudaErrorUnknown;
-  delivery_thread_ = std::thread([this] { DeliveryRun(); });
+  delivery_thread_ = std::thread([this] {
+    SetCurrentThreadName("kvcg-gpu-dlvr");
+    DeliveryRun();
+  });
   thread_ = std::thread([this] {
+    SetCurrentThreadName("kvcg-gpu-pipe");
     cudaSetDevice(store_->config().gpu_device);
     Run();
   });
