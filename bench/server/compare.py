@@ -30,9 +30,11 @@ kvcg-server (CPU backend) and redis-server alike, 2 M keys in about 3 s; at
   bench/server/compare.py --machine h100 --kvcg-args "--io-threads 8" \\
       --keys-list 2000000,100000000 --pipelines 1,16
 
-One JSON file: servers.<row> (banner, flags, loadgen runs, fills, phase
+One JSON file: servers.<row> (banner, flags, loadgen runs each with the CPU
+the server's threads and the client used (cpu_usage.py), fills, phase
 times, INFO), summary (ops/s and p50/p99 per key count, pipeline and row,
-relative to kvcg-cpu and to redis and as a share of the bound) and bound.
+relative to kvcg-cpu and to redis and as a share of the bound, and CPU ns
+per op of server and client) and bound.
 bench/server/plot.py draws it. Needs only the Python standard library.
 """
 import argparse
@@ -46,6 +48,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clients  # noqa: E402  (same folder)
+import cpu_usage  # noqa: E402
 import servers  # noqa: E402
 
 
@@ -105,10 +108,13 @@ def sink_runs(args, when):
     try:
         for p in args.pipelines:
             # The sink ignores keys; the smallest key count keeps key choice as in the real runs.
+            window = cpu_usage.Window(proc.pid).start()
             r = clients.measure(args, port, p, min(args.keys_list), f"bound P={p}")
-            runs.append({"pipeline": p, "ops_per_sec": r["ops_per_sec"], "latency_us": r["latency_us"]})
+            cpu = window.stop(r["ops_per_sec"])
+            runs.append({"pipeline": p, "ops_per_sec": r["ops_per_sec"], "latency_us": r["latency_us"], "cpu": cpu})
             log(f"bound ({when}) P={p:<3d} {r['ops_per_sec']:>12,.0f} ops/s  p50 {r['latency_us']['p50']:.1f} us  "
                 f"p99 {r['latency_us']['p99']:.1f} us  (kvcg-loadgen against kvcg-resp-sink)")
+            log(f"    {cpu_usage.summary(cpu)}")
     finally:
         servers.stop(proc)
     return runs, banner
@@ -150,11 +156,14 @@ def run_row(args, name, keys, entry):
         entry["preload"].append(fill)
         t = time.time()
         for p in args.pipelines:
+            window = cpu_usage.Window(proc.pid).start()
             r = clients.measure(args, port, p, keys, f"{name} P={p}")
+            r["cpu"] = window.stop(r["ops_per_sec"])
             entry["loadgen"].append(r)
             log(f"{name:<18} keys {keys:>11,} P={p:<3d} {r['ops_per_sec']:>12,.0f} ops/s  "
                 f"p50 {r['latency_us']['p50']:.1f} us  p99 {r['latency_us']['p99']:.1f} us"
                 + (f"  ({r['errors']} error replies)" if r["errors"] else ""))
+            log(f"    {cpu_usage.summary(r['cpu'])}")
         phases["measure_s"] = time.time() - t
         if not args.skip_redis_benchmark:
             t = time.time()
@@ -196,7 +205,9 @@ def summarize(record, args):
                             "p50_us": r["latency_us"]["p50"], "p99_us": r["latency_us"]["p99"],
                             "vs_kvcg_cpu": ops / base["kvcg-cpu"] if base["kvcg-cpu"] else None,
                             "vs_redis": ops / base["redis"] if base["redis"] else None,
-                            "of_bound": ops / bound[p] if bound.get(p) else None})
+                            "of_bound": ops / bound[p] if bound.get(p) else None,
+                            "server_cpu_ns_per_op": r.get("cpu", {}).get("server_cpu_ns_per_op"),
+                            "client_cpu_ns_per_op": r.get("cpu", {}).get("client_cpu_ns_per_op")})
     return out
 
 

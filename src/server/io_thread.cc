@@ -358,12 +358,13 @@ void IoThread::Run() {
     }
     DrainCompletions();
     if (!again_.empty()) {
-      std::vector<Connection*> again;
-      again.swap(again_);
-      for (Connection* c : again) {
+      // Two vectors taking turns keep their capacity (no allocation per pass).
+      again_running_.swap(again_);
+      for (Connection* c : again_running_) {
         c->scheduled = false;
         c->Drive();
       }
+      again_running_.clear();
     }
     // The end of a pass: what the connections queued goes to the store now.
     SubmitPending();

@@ -105,6 +105,7 @@ class IoThread {
 
   std::unordered_set<Connection*> conns_;
   std::vector<Connection*> again_;
+  std::vector<Connection*> again_running_;  // the pass's turn of again_ (Run)
   std::vector<Connection*> retired_;
   Batch pending_;
   SharedRound* pending_round_ = nullptr;  // the members of pending_, once one joined
