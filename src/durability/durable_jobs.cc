@@ -266,6 +266,8 @@ Status DurableStore::SetAppendOnlyJob(bool on) {
   std::unique_ptr<SnapshotReader> image;
   {
     std::lock_guard<std::mutex> admin(admin_mu_);
+    // The writes made without a log are out of Submit (the image has them).
+    std::lock_guard<WriterGate> gate(gate_);
     log->Barrier([&] {
       s = OpenImage(&image);
       if (!s.ok()) return;

@@ -167,6 +167,7 @@ Status DurableStore::StartLog(bool new_base) {
   if (!s.ok()) return s;
   manifest_ = std::move(next);
   AppendLog* raw = log.get();
+  std::lock_guard<WriterGate> gate(gate_);  // (no writer yet either)
   raw->Barrier([&] {  // no writer yet; the barrier is for the locks AttachLanesLocked wants
     raw->AttachLanesLocked();
     log_view_.store(raw, std::memory_order_release);
@@ -212,8 +213,15 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     inner_->SubmitWithEarlyAnswers(std::move(batch), std::move(done), early);
     return;
   }
-  lanes_.Lock(mask);
-  AppendLog* log = log_.get();  // stable while a lane is held
+  // Without a log, the gate (writer_gate.h says why); with one, the lanes.
+  bool gated = false;
+  if (log_view_.load(std::memory_order_acquire) == nullptr) {
+    gate_.lock_shared();
+    gated = log_view_.load(std::memory_order_relaxed) == nullptr;  // not turned on meanwhile
+    if (!gated) gate_.unlock_shared();
+  }
+  if (!gated) lanes_.Lock(mask);
+  AppendLog* log = gated ? nullptr : log_.get();  // stable while a lane is held
   if (log != nullptr && !log->healthy()) {
     lanes_.Unlock(mask);
     RefuseWrites(std::move(batch), std::move(done));
@@ -282,7 +290,11 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
   --tls_lanes_held;
   tls_deferred = outer;
   const bool notify = waits_on != nullptr;
-  lanes_.Unlock(mask);
+  if (gated) {
+    gate_.unlock_shared();
+  } else {
+    lanes_.Unlock(mask);
+  }
   if (notify) waits_on->Notify();
   for (Deferred& d : deferred) d.done(std::move(d.results));
 }
@@ -320,6 +332,7 @@ void DurableStore::Clear() {
   std::lock_guard<std::mutex> admin(admin_mu_);  // log_ is stable under it
   AppendLog* log = log_.get();
   if (log == nullptr) {
+    std::lock_guard<WriterGate> gate(gate_);  // no write batch inside Submit
     lanes_.Lock(LogLanes::kAll);
     lanes_.lane(0).changes.fetch_add(1, std::memory_order_relaxed);
     inner_->Clear();

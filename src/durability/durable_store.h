@@ -3,7 +3,8 @@
 //
 // Writes take the lanes of their keys (log_lanes.h), append their records
 // and submit to the wrapped store under them, so the log's per-key order is
-// the store's; reads bypass all of it. Under FsyncPolicy::kAlways a write
+// the store's; reads bypass all of it. While the log is off, writes only
+// share a gate that turning it on and Clear close (writer_gate.h). Under FsyncPolicy::kAlways a write
 // batch's completion is parked in the AppendLog until the fsync covering it
 // (append_log.h). A completion that the wrapped store runs inline (the CPU
 // backend runs batches on the submitting thread) is deferred until the lanes
@@ -36,6 +37,7 @@
 #include "durability/log_lanes.h"
 #include "durability/log_manifest.h"
 #include "durability/replay_clock.h"
+#include "durability/writer_gate.h"
 #include "kvcg/config.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
@@ -132,6 +134,7 @@ class DurableStore final : public Durable {
   std::unique_ptr<ReplayClock> replay_clock_;
   std::unique_ptr<Store> inner_;
   LogLanes lanes_;
+  WriterGate gate_;  // write batches while the log is off (writer_gate.h)
 
   mutable std::mutex cfg_mu_;  // dcfg_
   DurabilityConfig dcfg_;
