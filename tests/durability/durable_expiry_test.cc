@@ -12,6 +12,7 @@
 
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
+#include "temp_dir.h"
 
 namespace kvcg {
 namespace {
@@ -22,17 +23,10 @@ std::atomic<uint64_t> g_now{0};
 uint64_t FakeClock() { return g_now.load(std::memory_order_relaxed); }
 constexpr uint64_t kT = 1'700'000'000'000;
 
-class TempDir {
+// Each test's files in a directory of its own (tests/support/temp_dir.h).
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "kvcg-dexp-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testing::TempDir("dexp") {}
 };
 
 struct Row {

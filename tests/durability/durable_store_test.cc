@@ -23,23 +23,17 @@
 #include "kvcg/durable.h"
 #include "kvcg/engine.h"
 #include "kvcg/store.h"
+#include "temp_dir.h"
 
 namespace kvcg {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
+// Each test's files in a directory of its own (tests/support/temp_dir.h).
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "kvcg-durable-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testing::TempDir("durable") {}
 };
 
 Config DurableConfig(const std::string& dir, bool log, FsyncPolicy policy = FsyncPolicy::kAlways) {

@@ -15,23 +15,21 @@
 #include <mutex>
 #include <thread>
 
-#include "forwarding_store.h"
 #include "durability/durable_store.h"
 #include "durability/log_format.h"
 #include "durability/log_manifest.h"
+#include "forwarding_store.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
+#include "temp_dir.h"
 
 namespace kvcg {
 namespace {
 namespace fs = std::filesystem;
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "kvcg-rv-XXXXXX").string();
-    path = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
+// Each test's files in a directory of its own (tests/support/temp_dir.h).
+class TempDir : public testing::TempDir {
+ public:
+  TempDir() : testing::TempDir("rv") {}
 };
 Config Cfg(const std::string& dir, bool log, FsyncPolicy p = FsyncPolicy::kAlways) {
   Config c;
@@ -79,7 +77,7 @@ class ScopedWatchdog {
 // this thread) calls Submit: it must be delivered outside the barrier.
 TEST(DurableRegression, ACompletionMaySubmitWhileClearHoldsEveryLane) {
   TempDir dir;
-  auto store = Open(Cfg(dir.path, true));
+  auto store = Open(Cfg(dir.path(), true));
   ScopedWatchdog watchdog(20, "CompletionThatSubmitsDuringClear");
   for (int i = 0; i < 200; ++i) {
     std::promise<void> chained;
@@ -102,11 +100,11 @@ TEST(DurableRegression, ACompletionMaySubmitWhileClearHoldsEveryLane) {
 TEST(DurableRegression, AClearWhileTheLogFailsIsWrittenOnceItCanBe) {
   TempDir dir;
   {
-    auto store = Open(Cfg(dir.path, true));
+    auto store = Open(Cfg(dir.path(), true));
     Durable* d = AsDurable(store.get());
     ASSERT_EQ(store->Put("flushed", "1").code, Code::kNotFound);
     std::string incr;
-    for (auto& e : fs::directory_iterator(fs::path(dir.path) / "appendonlydir"))
+    for (auto& e : fs::directory_iterator(fs::path(dir.path()) / "appendonlydir"))
       if (e.path().string().ends_with(".incr.kvcg")) incr = e.path().string();
     struct rlimit old; ::getrlimit(RLIMIT_FSIZE, &old);
     auto prev = std::signal(SIGXFSZ, SIG_IGN);
@@ -124,7 +122,7 @@ TEST(DurableRegression, AClearWhileTheLogFailsIsWrittenOnceItCanBe) {
     store->Execute(std::move(b));
     ASSERT_EQ(store->Get("flushed").value, "new");  // the CAS took effect and was acknowledged
   }
-  auto store = Open(Cfg(dir.path, true));
+  auto store = Open(Cfg(dir.path(), true));
   EXPECT_EQ(store->Get("flushed").value, "new") << "acknowledged CAS diverged on replay";
   EXPECT_EQ(store->Get("big0").code, Code::kNotFound) << "flushed key came back";
 }
@@ -134,12 +132,12 @@ TEST(DurableRegression, AClearWhileTheLogFailsIsWrittenOnceItCanBe) {
 // Open picks the same seq and O_EXCL fails: the store never opens again.
 TEST(DurableRegression, AnOrphanIncrFileFromACrashIsReplaced) {
   TempDir dir;
-  { auto store = Open(Cfg(dir.path, true)); store->Put("a", "1"); }
+  { auto store = Open(Cfg(dir.path(), true)); store->Put("a", "1"); }
   // the manifest names seq 1; simulate the crash window of the next start:
-  std::string orphan = dir.path + "/appendonlydir/appendonly.kvcg.2.incr.kvcg";
+  std::string orphan = dir.path() + "/appendonlydir/appendonly.kvcg.2.incr.kvcg";
   { std::ofstream f(orphan, std::ios::binary); f << durability::FileHeader(durability::kLogMagic); }
   Status st;
-  auto store = Open(Cfg(dir.path, true), &st);
+  auto store = Open(Cfg(dir.path(), true), &st);
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
@@ -147,7 +145,7 @@ TEST(DurableRegression, AnOrphanIncrFileFromACrashIsReplaced) {
 // released (durable_gen_ only advances after an fsync).
 TEST(DurableRegression, ParkedWritesAreReleasedWhenThePolicyTurnsToNo) {
   TempDir dir;
-  auto store = Open(Cfg(dir.path, true));
+  auto store = Open(Cfg(dir.path(), true));
   Durable* d = AsDurable(store.get());
   int hung = 0;
   for (int i = 0; i < 20; ++i) {
@@ -165,8 +163,8 @@ TEST(DurableRegression, ParkedWritesAreReleasedWhenThePolicyTurnsToNo) {
 // overwrite" (config.h) -> Open fails, seq 1 exists.
 TEST(DurableRegression, LoadOnOpenFalseStartsEmptyOverAnExistingLog) {
   TempDir dir;
-  { auto store = Open(Cfg(dir.path, true)); store->Put("a", "1"); }
-  Config c = Cfg(dir.path, true); c.durability.load_on_open = false;
+  { auto store = Open(Cfg(dir.path(), true)); store->Put("a", "1"); }
+  Config c = Cfg(dir.path(), true); c.durability.load_on_open = false;
   Status st; auto store = Open(c, &st);
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
@@ -278,13 +276,13 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   Gate gate;
   // What the completions use, declared before the store: its destruction
   // delivers whatever is still parked (after a failed ASSERT).
-  const fs::path log_dir = fs::path(dir.path) / "appendonlydir";
+  const fs::path log_dir = fs::path(dir.path()) / "appendonlydir";
   const fs::path manifest = log_dir / "appendonly.kvcg.manifest";
   std::string incr;  // the log's file
   std::mutex mu;
   std::condition_variable cv;
   int acked = 0, acked_unnamed = 0;
-  const Config cfg = Cfg(dir.path, false);
+  const Config cfg = Cfg(dir.path(), false);
   std::unique_ptr<Store> store;
   ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
     return std::make_unique<GateStore>(std::move(cpu), &gate);
@@ -339,7 +337,7 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   }
   store.reset();
   // And they are there after a restart.
-  store = Open(Cfg(dir.path, true));
+  store = Open(Cfg(dir.path(), true));
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->Size(), uint64_t(kBase + kWindow));
   for (int i = 0; i < kWindow; ++i) EXPECT_EQ(store->Get("acked" + std::to_string(i)).value, "x");
@@ -362,7 +360,7 @@ TEST(DurableRegression, AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly) {
   std::condition_variable cv;
   bool acked = false;
   Code code = Code::kOk;
-  const Config cfg = Cfg(dir.path, true);
+  const Config cfg = Cfg(dir.path(), true);
   std::unique_ptr<Store> store;
   ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
     return std::make_unique<GateStore>(std::move(cpu), &gate);
@@ -461,7 +459,7 @@ TEST(DurableRegression, ALogTurnedOffLeavesTheLanesToTheNextOne) {
   std::condition_variable cv;
   int acked_old = 0, acked_new = 0;
   Code code_old = Code::kOk, code_new = Code::kOk;
-  const Config cfg = Cfg(dir.path, true);
+  const Config cfg = Cfg(dir.path(), true);
   HoldStore* hold = nullptr;
   std::unique_ptr<Store> store;
   ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {

@@ -19,6 +19,7 @@
 #include "forwarding_store.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
+#include "temp_dir.h"
 
 namespace kvcg {
 namespace {
@@ -26,17 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-class TempDir {
+// Each test's files in a directory of its own (tests/support/temp_dir.h).
+class TempDir : public testing::TempDir {
  public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "kvcg-gate-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TempDir() : testing::TempDir("gate") {}
 };
 
 Config CpuConfig(const std::string& dir, bool log) {

@@ -16,26 +16,25 @@ std::string NameOfThisThread() {
   return buf;
 }
 
-TEST(ThreadName, NamesTheCallingThreadOnly) {
-  const std::string before = NameOfThisThread();
+// The name a new thread reads back after SetCurrentThreadName(name).
+std::string NameSetOnANewThread(const std::string& name) {
   std::string seen;
   std::thread t([&] {
-    SetCurrentThreadName("kvcg-io-3");
+    SetCurrentThreadName(name);
     seen = NameOfThisThread();
   });
   t.join();
-  EXPECT_EQ(seen, "kvcg-io-3");
+  return seen;
+}
+
+TEST(ThreadName, NamesTheCallingThreadOnly) {
+  const std::string before = NameOfThisThread();
+  EXPECT_EQ(NameSetOnANewThread("kvcg-io-3"), "kvcg-io-3");
   EXPECT_EQ(NameOfThisThread(), before);
 }
 
 TEST(ThreadName, LongNamesAreCutAtFifteenCharacters) {
-  std::string seen;
-  std::thread t([&] {
-    SetCurrentThreadName("kvcg-a-very-long-thread-name");
-    seen = NameOfThisThread();
-  });
-  t.join();
-  EXPECT_EQ(seen, "kvcg-a-very-lon");
+  EXPECT_EQ(NameSetOnANewThread("kvcg-a-very-long-thread-name"), "kvcg-a-very-lon");
 }
 
 }  // namespace
