@@ -2,6 +2,7 @@
 // (durable_store.h). Background jobs are in durable_jobs.cc.
 #include "durability/durable_store.h"
 
+#include <cassert>
 #include <chrono>
 #include <utility>
 
@@ -214,6 +215,9 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     return;
   }
   // Without a log, the gate (writer_gate.h says why); with one, the lanes.
+  // Neither may be taken again by a Submit inside this one's (a barrier
+  // waiting in between would hang it).
+  assert(tls_lanes_held == 0 && "DurableStore::Submit called inside its own Submit");
   bool gated = false;
   if (log_view_.load(std::memory_order_acquire) == nullptr) {
     gate_.lock_shared();

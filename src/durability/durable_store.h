@@ -144,7 +144,9 @@ class DurableStore final : public Durable {
   // waits for its fsync holds a reference until its completion is parked,
   // so turning the log off never frees it under one.
   std::shared_ptr<AppendLog> log_;
-  std::atomic<AppendLog*> log_view_{nullptr};  // for readers outside the lanes
+  // log_ for readers outside the lanes: the write path picks the gate or the
+  // lanes by it (null: no log), Persistence and the jobs read it.
+  std::atomic<AppendLog*> log_view_{nullptr};
   // Bumped whenever log_ changes (with every lane held): a lane writes a
   // TIME record before its first record in each new log file.
   std::atomic<uint64_t> log_gen_{1};

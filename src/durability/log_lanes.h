@@ -1,9 +1,10 @@
 // LogLanes: where writes queue their log records before the log writes them,
 // and the locks that put the log in the same order as the store.
 //
-// A write batch locks the lanes of its keys (lane = hash of the key, 64
-// lanes, always taken in ascending order), appends its records to those
-// lanes' buffers, and submits to the store while still holding them. Two
+// While a log is attached, a write batch locks the lanes of its keys (lane =
+// hash of the key, 64 lanes, always taken in ascending order), appends its
+// records to those lanes' buffers, and submits to the store while still
+// holding them (without a log it shares writer_gate.h's gate instead). Two
 // batches that write one key therefore reach both the log and the store in
 // the same order (the store keeps same-key order across successive Submit
 // calls, DESIGN.md §2), so replaying the log rebuilds exactly the state the

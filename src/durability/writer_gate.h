@@ -15,14 +15,20 @@
 //
 // Shared by writers, exclusive for those two; writer-first, so that a steady
 // stream of batches cannot keep a barrier out: once a barrier waits, new
-// batches wait behind it. A holder must not take it again (a batch's
-// completion that runs inline is deferred until the gate is released, as it
-// is for lanes). One word; held for one Submit call.
+// batches wait behind it. A holder must not take it again: that would hang
+// only while a barrier waits (a batch's completion that runs inline is
+// deferred until the gate is released, as it is for lanes, and
+// DurableStore asserts that no Submit runs inside another). One word; held
+// for one Submit call.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace kvcg::durability {
 
@@ -59,7 +65,13 @@ class WriterGate {
   static constexpr uint32_t kWriter = 4;   // one write batch inside
 
   static void Backoff(int spins) {
-    if (spins > 64) std::this_thread::yield();
+    if (spins > 64) {
+      std::this_thread::yield();
+    } else {
+#if defined(__x86_64__) || defined(__i386__)
+      _mm_pause();
+#endif
+    }
   }
 
   std::atomic<uint32_t> word_{0};
