@@ -208,32 +208,7 @@ void Server::Stop() {
 }
 
 void Server::SumStats(ThreadStats* out) const {
-  for (const auto& loop : loops_) {
-    ThreadStats& t = loop->stats();
-    auto add = [](std::atomic<uint64_t>& dst, const std::atomic<uint64_t>& src) { Add(dst, Load(src)); };
-    add(out->connections_received, t.connections_received);
-    add(out->rejected_connections, t.rejected_connections);
-    add(out->commands, t.commands);
-    add(out->net_input_bytes, t.net_input_bytes);
-    add(out->net_output_bytes, t.net_output_bytes);
-    add(out->protocol_errors, t.protocol_errors);
-    add(out->batches, t.batches);
-    add(out->batch_ops, t.batch_ops);
-    add(out->batch_members, t.batch_members);
-    add(out->early_rounds, t.early_rounds);
-    add(out->cas_retries, t.cas_retries);
-    add(out->reads, t.reads);
-    add(out->parse_ns, t.parse_ns);
-    add(out->reply_ns, t.reply_ns);
-    add(out->keyspace_hits, t.keyspace_hits);
-    add(out->keyspace_misses, t.keyspace_misses);
-    for (size_t i = 0; i < kMaxCommands; ++i) {
-      add(out->calls[i], t.calls[i]);
-      add(out->failed_calls[i], t.failed_calls[i]);
-    }
-    out->store_latency.Merge(t.store_latency);
-    out->command_latency.Merge(t.command_latency);
-  }
+  for (const auto& loop : loops_) loop->stats().SumInto(out);
 }
 
 void Server::ResetStats() {

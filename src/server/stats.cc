@@ -44,15 +44,33 @@ void LatencyHistogram::Reset() {
 }
 
 void ThreadStats::Reset() {
-  for (auto* c : {&connections_received, &rejected_connections, &commands, &net_input_bytes, &net_output_bytes,
-                  &protocol_errors, &batches, &batch_ops, &batch_members, &early_rounds, &cas_retries, &reads, &parse_ns, &reply_ns,
-                  &keyspace_hits, &keyspace_misses}) {
-    c->store(0, std::memory_order_relaxed);
+  // The owner keeps adding meanwhile: each base is the counter at some
+  // instant during the reset, so a read never goes below zero.
+  auto rebase = [](std::atomic<uint64_t>& base, const std::atomic<uint64_t>& c) {
+    base.store(c.load(std::memory_order_relaxed), std::memory_order_release);
+  };
+  ForEachField([&](std::atomic<uint64_t> StatCounters::* f) { rebase(base.*f, this->*f); });
+  for (size_t i = 0; i < kMaxCommands; ++i) {
+    rebase(base.calls[i], calls[i]);
+    rebase(base.failed_calls[i], failed_calls[i]);
   }
-  for (auto& c : calls) c.store(0, std::memory_order_relaxed);
-  for (auto& c : failed_calls) c.store(0, std::memory_order_relaxed);
   store_latency.Reset();
   command_latency.Reset();
+}
+
+void ThreadStats::SumInto(ThreadStats* out) const {
+  // The base first (acquire): the counter read after it is at least as large.
+  auto since = [](const std::atomic<uint64_t>& base, const std::atomic<uint64_t>& c) {
+    const uint64_t b = base.load(std::memory_order_acquire);
+    return c.load(std::memory_order_relaxed) - b;
+  };
+  ForEachField([&](std::atomic<uint64_t> StatCounters::* f) { Add(out->*f, since(base.*f, this->*f)); });
+  for (size_t i = 0; i < kMaxCommands; ++i) {
+    Add(out->calls[i], since(base.calls[i], calls[i]));
+    Add(out->failed_calls[i], since(base.failed_calls[i], failed_calls[i]));
+  }
+  out->store_latency.Merge(store_latency);
+  out->command_latency.Merge(command_latency);
 }
 
 }  // namespace kvcg::server

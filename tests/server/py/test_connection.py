@@ -240,3 +240,31 @@ def test_function_flush_and_list(r):
         r.execute_command("FUNCTION", "LOAD", "#!lua name=x\nredis.register_function('f', function() end)")
     with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'function' command"):
         r.execute_command("FUNCTION")
+
+
+def test_stats_count_from_the_last_resetstat_on_every_io_thread(start_server):
+    """Counters of all I/O threads start again from 0 at CONFIG RESETSTAT
+    and count exactly what came after it (the threads count into their own
+    counters; RESETSTAT moves their zero)."""
+    srv = start_server()  # two I/O threads (conftest)
+    clients = [srv.client(decode_responses=True) for _ in range(4)]  # spread over both loops
+    for i, c in enumerate(clients):
+        c.set(f"hit{i}", "v")
+        for _ in range(25):
+            c.get(f"hit{i}")
+            c.get(f"miss{i}")
+    stats = clients[0].info("stats")
+    assert stats["keyspace_hits"] >= 100 and stats["keyspace_misses"] >= 100
+    clients[0].config_resetstat()
+    stats = clients[1].info("stats")
+    assert stats["keyspace_hits"] == 0 and stats["keyspace_misses"] == 0
+    assert "cmdstat_get" not in clients[2].info("commandstats")
+    for i, c in enumerate(clients):
+        for _ in range(3):
+            c.get(f"hit{i}")
+        c.get(f"miss{i}")
+    stats = clients[3].info("stats")
+    assert stats["keyspace_hits"] == 12 and stats["keyspace_misses"] == 4
+    assert clients[0].info("commandstats")["cmdstat_get"]["calls"] == 16
+    for c in clients:
+        c.close()
