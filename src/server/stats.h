@@ -69,10 +69,16 @@ struct StatCounters {
   std::array<std::atomic<uint64_t>, kMaxCommands> calls{};
   std::array<std::atomic<uint64_t>, kMaxCommands> failed_calls{};
 
-  // Every counter above, for code that treats them alike (sums, resets).
-  template <typename Fn>  // fn(std::atomic<uint64_t> StatCounters::*) or (index into calls/failed_calls)
+  // Every named counter above (not calls/failed_calls), for code that
+  // treats them alike (sums, resets): fn(std::atomic<uint64_t> StatCounters::*).
+  template <typename Fn>
   static void ForEachField(Fn&& fn);
+  static constexpr size_t kNamedFields = 16;  // ForEachField's list; checked below
 };
+// A counter added above must be added to ForEachField's list too.
+static_assert(sizeof(StatCounters) ==
+                  (StatCounters::kNamedFields + 2 * kMaxCommands) * sizeof(std::atomic<uint64_t>),
+              "StatCounters changed: update ForEachField and kNamedFields");
 
 struct ThreadStats : StatCounters {
   StatCounters base;  // the counters' values at the last CONFIG RESETSTAT

@@ -268,3 +268,37 @@ def test_stats_count_from_the_last_resetstat_on_every_io_thread(start_server):
     assert clients[0].info("commandstats")["cmdstat_get"]["calls"] == 16
     for c in clients:
         c.close()
+
+
+def test_resetstat_under_traffic_never_reads_below_zero(start_server):
+    """RESETSTAT while other connections keep counting: a counter read right
+    after it is small, never a wrapped-around negative."""
+    import threading
+    srv = start_server()
+    stop = threading.Event()
+
+    def traffic(i):
+        c = srv.client()
+        c.set(f"t{i}", "v")
+        while not stop.is_set():
+            p = c.pipeline(transaction=False)
+            for _ in range(50):
+                p.get(f"t{i}")
+            p.execute()
+        c.close()
+
+    workers = [threading.Thread(target=traffic, args=(i,)) for i in range(3)]
+    for w in workers:
+        w.start()
+    try:
+        admin = srv.client(decode_responses=True)
+        for _ in range(30):
+            admin.config_resetstat()
+            stats = admin.info("stats")
+            assert 0 <= stats["keyspace_hits"] < 10_000_000
+            assert 0 <= stats["total_commands_processed"] < 10_000_000
+        admin.close()
+    finally:
+        stop.set()
+        for w in workers:
+            w.join()
