@@ -264,10 +264,12 @@ for name, e in d["servers"].items():
         print(f"server {name:<18} {p['keys']:>11,} keys: start {p['start_s']:.1f} s, fill {p['preload_s']:.1f} s, "
               f"measure {p['measure_s']:.1f} s")
 r = lambda v: f"{v:5.2f}x" if v is not None else "    -"  # noqa: E731
+ns = lambda v: f"{v:5.0f}" if v is not None else "    -"  # noqa: E731
 for s in d["summary"]:
     print(f"server {s['server']:<18} {s['keys']:>11,} keys P={s['pipeline']:<2} {s['ops_per_sec'] / 1e6:6.2f} M ops/s"
           f"  p50/p99 {s['p50_us']:7.0f}/{s['p99_us']:7.0f} us  vs cpu {r(s['vs_kvcg_cpu'])}  vs redis "
-          f"{r(s['vs_redis'])}  of bound {r(s['of_bound'])}")
+          f"{r(s['vs_redis'])}  of bound {r(s['of_bound'])}  cpu ns/op server {ns(s.get('server_cpu_ns_per_op'))}"
+          f" client {ns(s.get('client_cpu_ns_per_op'))}")
 print(f"server matrix wall {d['phases']['total_s']:.0f} s")
 PYEOF
   python3 bench/server/plot.py "$dir/server_compare.json" "$dir/server_compare.png" >>"$OUT/server.log" 2>&1 ||
@@ -288,7 +290,8 @@ d = json.load(open(sys.argv[1]))
 for s in d["summary"]:
     print(f"server {s['server']:<18} {s['keys']:>11,} keys P={s['pipeline']:<2} conns {sys.argv[2]:>4} "
           f"{s['ops_per_sec'] / 1e6:6.2f} M ops/s  p50/p99 {s['p50_us']:7.0f}/{s['p99_us']:7.0f} us  "
-          f"vs cpu " + (f"{s['vs_kvcg_cpu']:.2f}x" if s['vs_kvcg_cpu'] is not None else "-"))
+          f"vs cpu " + (f"{s['vs_kvcg_cpu']:.2f}x" if s['vs_kvcg_cpu'] is not None else "-") +
+          (f"  cpu ns/op server {s['server_cpu_ns_per_op']:.0f}" if s.get('server_cpu_ns_per_op') else ""))
 PYEOF
 }
 
