@@ -23,12 +23,12 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <thread>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/spin_wait.h"
 #include "kvcg/hash.h"
 
 namespace kvcg::durability {
@@ -47,9 +47,7 @@ class LogLanes {
    public:
     void lock() {
       for (int spins = 0; flag_.exchange(true, std::memory_order_acquire); ++spins) {
-        while (flag_.load(std::memory_order_relaxed)) {
-          if (++spins > 64) std::this_thread::yield();
-        }
+        while (flag_.load(std::memory_order_relaxed)) SpinBackoff(++spins);
       }
     }
     void unlock() { flag_.store(false, std::memory_order_release); }

@@ -24,11 +24,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "common/spin_wait.h"
 
 namespace kvcg::durability {
 
@@ -41,7 +38,7 @@ class WriterGate {
           word_.compare_exchange_weak(w, w + kWriter, std::memory_order_acquire, std::memory_order_relaxed)) {
         return;
       }
-      Backoff(spins);
+      SpinBackoff(spins);
     }
   }
   void unlock_shared() { word_.fetch_sub(kWriter, std::memory_order_release); }
@@ -54,7 +51,7 @@ class WriterGate {
           word_.compare_exchange_weak(w, kClosed, std::memory_order_acquire, std::memory_order_relaxed)) {
         return;
       }
-      Backoff(spins);
+      SpinBackoff(spins);
     }
   }
   void unlock() { word_.fetch_and(~kClosed, std::memory_order_release); }
@@ -63,16 +60,6 @@ class WriterGate {
   static constexpr uint32_t kClosed = 1;   // a barrier holds it
   static constexpr uint32_t kClosing = 2;  // a barrier waits for the writers inside to leave
   static constexpr uint32_t kWriter = 4;   // one write batch inside
-
-  static void Backoff(int spins) {
-    if (spins > 64) {
-      std::this_thread::yield();
-    } else {
-#if defined(__x86_64__) || defined(__i386__)
-      _mm_pause();
-#endif
-    }
-  }
 
   std::atomic<uint32_t> word_{0};
 };

@@ -14,11 +14,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <thread>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "common/spin_wait.h"
 
 namespace kvcg::store::cpu {
 
@@ -54,19 +51,7 @@ class RwSpinLock {
 
   template <typename Busy>
   static void WaitWhile(Busy busy) {
-    for (int spins = 0; busy(); ++spins) {
-      if (spins < 64) {
-        Pause();
-      } else {
-        std::this_thread::yield();
-      }
-    }
-  }
-
-  static void Pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_pause();
-#endif
+    for (int spins = 0; busy(); ++spins) SpinBackoff(spins);
   }
 
   std::atomic<uint32_t> word_{0};

@@ -89,6 +89,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/spin_wait.h"
 #include "kvcg/store.h"
 #include "store/gpu/arb_kernels.h"
 #include "store/gpu/device_heaps.h"
@@ -108,12 +109,6 @@ inline uint64_t NowNs() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count());
-}
-
-inline void CpuRelax() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#endif
 }
 
 // Adds the time from construction to destruction to *slot when profiling.
