@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "server/resp_parser.h"
 #include "server/stats.h"
 
 namespace kvcg::server {
@@ -243,7 +244,8 @@ const std::vector<CommandSpec>& Commands() {
 namespace {
 
 // FindCommand's index: open addressing over ≤ kMaxCommands names in 4×
-// that many slots, keyed by FNV-1a of the ASCII-lowercased name. Written
+// that many slots, keyed by FNV-1a of the ASCII-lowercased name, compared
+// with EqualsIgnoreCase. Written
 // here rather than an unordered_map<std::string>: every command a client
 // sends is looked up (a pipeline of GETs is one lookup per GET), and the map
 // cost a locale tolower per byte, a std::string and a second pass to hash
@@ -262,7 +264,7 @@ class CommandIndex {
   const CommandSpec* Find(std::string_view name) const {
     for (size_t i = Hash(name) & kMask;; i = (i + 1) & kMask) {
       const CommandSpec* c = slots_[i];
-      if (c == nullptr || EqualsLowered(name, c->name)) return c;
+      if (c == nullptr || EqualsIgnoreCase(name, c->name)) return c;
     }
   }
 
@@ -271,19 +273,10 @@ class CommandIndex {
   static constexpr size_t kMask = kSlots - 1;
   static_assert((kSlots & kMask) == 0, "a power of two");
 
-  static char Lower(char ch) { return ch >= 'A' && ch <= 'Z' ? char(ch | 0x20) : ch; }
   static uint32_t Hash(std::string_view name) {
     uint32_t h = 2166136261u;
-    for (char ch : name) h = (h ^ uint8_t(Lower(ch))) * 16777619u;
+    for (char ch : name) h = (h ^ uint8_t(AsciiLower(ch))) * 16777619u;
     return h;
-  }
-  // `lower` is a table name (lower case); `name` is what the client sent.
-  static bool EqualsLowered(std::string_view name, const char* lower) {
-    size_t i = 0;
-    for (; i < name.size(); ++i) {
-      if (lower[i] == '\0' || Lower(name[i]) != lower[i]) return false;
-    }
-    return lower[i] == '\0';
   }
 
   const CommandSpec* slots_[kSlots] = {};

@@ -3,7 +3,6 @@
 // match what Redis clients and tests expect.
 #include "server/resp_parser.h"
 
-#include <cctype>
 
 #include <algorithm>
 #include <climits>
@@ -35,7 +34,7 @@ char Printable(char c) { return (c == '\r' || c == '\n') ? ' ' : c; }
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }

@@ -97,7 +97,10 @@ bool SplitInlineArgs(std::string_view line, std::vector<std::string>* out);
 // leading zeros, no overflow). Used for protocol lengths and integer arguments.
 bool ParseInt64(std::string_view s, int64_t* out);
 
-// ASCII case-insensitive equality (option names like "NX", subcommands).
+// ASCII lower case (no locale: command and option names are ASCII).
+inline char AsciiLower(char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch | 0x20) : ch; }
+
+// ASCII case-insensitive equality (command and option names like "NX", subcommands).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 }  // namespace kvcg::server
