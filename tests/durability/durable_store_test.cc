@@ -20,6 +20,7 @@
 
 #include "durability/log_format.h"
 #include "durability/snapshot_file.h"
+#include "durable_test_util.h"
 #include "kvcg/durable.h"
 #include "kvcg/engine.h"
 #include "kvcg/store.h"
@@ -29,22 +30,13 @@ namespace kvcg {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::DurableConfig;
 
 // Each test's files in a directory of its own (tests/support/temp_dir.h).
 class TempDir : public testing::TempDir {
  public:
   TempDir() : testing::TempDir("durable") {}
 };
-
-Config DurableConfig(const std::string& dir, bool log, FsyncPolicy policy = FsyncPolicy::kAlways) {
-  Config c;
-  c.backend = Backend::kCpu;
-  c.expected_keys = 1024;
-  c.durability.dir = dir;
-  c.durability.append_only = log;
-  c.durability.fsync = policy;
-  return c;
-}
 
 // Damages the file at `offset` by flipping its byte. Flipped, not set to a
 // fixed value: a log's first payload holds the clock, so a set byte was

@@ -18,6 +18,7 @@
 #include "durability/durable_store.h"
 #include "durability/log_format.h"
 #include "durability/log_manifest.h"
+#include "durable_test_util.h"
 #include "forwarding_store.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
@@ -26,20 +27,13 @@
 namespace kvcg {
 namespace {
 namespace fs = std::filesystem;
+using testing::DurableConfig;
+using testing::OpenDurableOver;
 // Each test's files in a directory of its own (tests/support/temp_dir.h).
 class TempDir : public testing::TempDir {
  public:
   TempDir() : testing::TempDir("rv") {}
 };
-Config Cfg(const std::string& dir, bool log, FsyncPolicy p = FsyncPolicy::kAlways) {
-  Config c;
-  c.backend = Backend::kCpu;
-  c.expected_keys = 1024;
-  c.durability.dir = dir;
-  c.durability.append_only = log;
-  c.durability.fsync = p;
-  return c;
-}
 std::unique_ptr<Store> Open(const Config& c, Status* st = nullptr) {
   std::unique_ptr<Store> s;
   Status x = Store::Open(c, &s);
@@ -77,7 +71,7 @@ class ScopedWatchdog {
 // this thread) calls Submit: it must be delivered outside the barrier.
 TEST(DurableRegression, ACompletionMaySubmitWhileClearHoldsEveryLane) {
   TempDir dir;
-  auto store = Open(Cfg(dir.path(), true));
+  auto store = Open(DurableConfig(dir.path(), true));
   ScopedWatchdog watchdog(20, "CompletionThatSubmitsDuringClear");
   for (int i = 0; i < 200; ++i) {
     std::promise<void> chained;
@@ -100,7 +94,7 @@ TEST(DurableRegression, ACompletionMaySubmitWhileClearHoldsEveryLane) {
 TEST(DurableRegression, AClearWhileTheLogFailsIsWrittenOnceItCanBe) {
   TempDir dir;
   {
-    auto store = Open(Cfg(dir.path(), true));
+    auto store = Open(DurableConfig(dir.path(), true));
     Durable* d = AsDurable(store.get());
     ASSERT_EQ(store->Put("flushed", "1").code, Code::kNotFound);
     std::string incr;
@@ -122,7 +116,7 @@ TEST(DurableRegression, AClearWhileTheLogFailsIsWrittenOnceItCanBe) {
     store->Execute(std::move(b));
     ASSERT_EQ(store->Get("flushed").value, "new");  // the CAS took effect and was acknowledged
   }
-  auto store = Open(Cfg(dir.path(), true));
+  auto store = Open(DurableConfig(dir.path(), true));
   EXPECT_EQ(store->Get("flushed").value, "new") << "acknowledged CAS diverged on replay";
   EXPECT_EQ(store->Get("big0").code, Code::kNotFound) << "flushed key came back";
 }
@@ -132,12 +126,12 @@ TEST(DurableRegression, AClearWhileTheLogFailsIsWrittenOnceItCanBe) {
 // Open picks the same seq and O_EXCL fails: the store never opens again.
 TEST(DurableRegression, AnOrphanIncrFileFromACrashIsReplaced) {
   TempDir dir;
-  { auto store = Open(Cfg(dir.path(), true)); store->Put("a", "1"); }
+  { auto store = Open(DurableConfig(dir.path(), true)); store->Put("a", "1"); }
   // the manifest names seq 1; simulate the crash window of the next start:
   std::string orphan = dir.path() + "/appendonlydir/appendonly.kvcg.2.incr.kvcg";
   { std::ofstream f(orphan, std::ios::binary); f << durability::FileHeader(durability::kLogMagic); }
   Status st;
-  auto store = Open(Cfg(dir.path(), true), &st);
+  auto store = Open(DurableConfig(dir.path(), true), &st);
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
 
@@ -145,7 +139,7 @@ TEST(DurableRegression, AnOrphanIncrFileFromACrashIsReplaced) {
 // released (durable_gen_ only advances after an fsync).
 TEST(DurableRegression, ParkedWritesAreReleasedWhenThePolicyTurnsToNo) {
   TempDir dir;
-  auto store = Open(Cfg(dir.path(), true));
+  auto store = Open(DurableConfig(dir.path(), true));
   Durable* d = AsDurable(store.get());
   int hung = 0;
   for (int i = 0; i < 20; ++i) {
@@ -163,8 +157,8 @@ TEST(DurableRegression, ParkedWritesAreReleasedWhenThePolicyTurnsToNo) {
 // overwrite" (config.h) -> Open fails, seq 1 exists.
 TEST(DurableRegression, LoadOnOpenFalseStartsEmptyOverAnExistingLog) {
   TempDir dir;
-  { auto store = Open(Cfg(dir.path(), true)); store->Put("a", "1"); }
-  Config c = Cfg(dir.path(), true); c.durability.load_on_open = false;
+  { auto store = Open(DurableConfig(dir.path(), true)); store->Put("a", "1"); }
+  Config c = DurableConfig(dir.path(), true); c.durability.load_on_open = false;
   Status st; auto store = Open(c, &st);
   EXPECT_TRUE(st.ok()) << st.ToString();
 }
@@ -228,17 +222,6 @@ class HeldTurnOn {
   std::thread thread_;
 };
 
-// A durable store (cfg) over a volatile CPU store wrapped by `wrap`.
-template <class Wrap>
-Status OpenDurableOver(const Config& cfg, Wrap wrap, std::unique_ptr<Store>* out) {
-  Config volatile_cfg = cfg;
-  volatile_cfg.durability = DurabilityConfig{};
-  std::unique_ptr<Store> cpu;
-  Status st = Store::Open(volatile_cfg, &cpu);
-  if (!st.ok()) return st;
-  return durability::OpenDurable(cfg, wrap(std::move(cpu)), out);
-}
-
 // A CPU store whose snapshot images pass the gate before their first chunk.
 class GateStore final : public testing::ForwardingStore {
  public:
@@ -282,7 +265,7 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   std::mutex mu;
   std::condition_variable cv;
   int acked = 0, acked_unnamed = 0;
-  const Config cfg = Cfg(dir.path(), false);
+  const Config cfg = DurableConfig(dir.path(), false);
   std::unique_ptr<Store> store;
   ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
     return std::make_unique<GateStore>(std::move(cpu), &gate);
@@ -337,7 +320,7 @@ TEST(DurableRegression, NoWriteIsAcknowledgedBeforeTheManifestNamesItsLog) {
   }
   store.reset();
   // And they are there after a restart.
-  store = Open(Cfg(dir.path(), true));
+  store = Open(DurableConfig(dir.path(), true));
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->Size(), uint64_t(kBase + kWindow));
   for (int i = 0; i < kWindow; ++i) EXPECT_EQ(store->Get("acked" + std::to_string(i)).value, "x");
@@ -360,7 +343,7 @@ TEST(DurableRegression, AWriteAsTheLogIsTurnedOnAgainIsAcknowledgedPromptly) {
   std::condition_variable cv;
   bool acked = false;
   Code code = Code::kOk;
-  const Config cfg = Cfg(dir.path(), true);
+  const Config cfg = DurableConfig(dir.path(), true);
   std::unique_ptr<Store> store;
   ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {
     return std::make_unique<GateStore>(std::move(cpu), &gate);
@@ -459,7 +442,7 @@ TEST(DurableRegression, ALogTurnedOffLeavesTheLanesToTheNextOne) {
   std::condition_variable cv;
   int acked_old = 0, acked_new = 0;
   Code code_old = Code::kOk, code_new = Code::kOk;
-  const Config cfg = Cfg(dir.path(), true);
+  const Config cfg = DurableConfig(dir.path(), true);
   HoldStore* hold = nullptr;
   std::unique_ptr<Store> store;
   ASSERT_TRUE(OpenDurableOver(cfg, [&](std::unique_ptr<Store> cpu) {

@@ -16,6 +16,7 @@
 
 #include "durability/durable_store.h"
 #include "durability/writer_gate.h"
+#include "durable_test_util.h"
 #include "forwarding_store.h"
 #include "kvcg/durable.h"
 #include "kvcg/store.h"
@@ -26,29 +27,16 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using testing::OpenDurableOver;
+
+// These tests write much and need no fsync.
+Config NoFsyncConfig(const std::string& dir, bool log) { return testing::DurableConfig(dir, log, FsyncPolicy::kNo); }
 
 // Each test's files in a directory of its own (tests/support/temp_dir.h).
 class TempDir : public testing::TempDir {
  public:
   TempDir() : testing::TempDir("gate") {}
 };
-
-Config VolatileCpuConfig() {
-  Config c;
-  c.backend = Backend::kCpu;
-  c.expected_keys = 1024;
-  return c;
-}
-
-Config CpuConfig(const std::string& dir, bool log) {
-  Config c;
-  c.backend = Backend::kCpu;
-  c.expected_keys = 1024;
-  c.durability.dir = dir;
-  c.durability.append_only = log;
-  c.durability.fsync = FsyncPolicy::kNo;
-  return c;
-}
 
 // Records how many batches writing "meet" were inside Submit at once (the
 // peak): each waits there (up to `wait`) until two have been.
@@ -82,15 +70,13 @@ class MeetingStore final : public testing::ForwardingStore {
 // returns how many were inside Submit together at most.
 int PeakOfTwoWriters(bool log, std::chrono::milliseconds wait) {
   TempDir dir;
-  const Config config = CpuConfig(dir.path(), log);
-  std::unique_ptr<Store> cpu;
-  const Status opened = Store::Open(VolatileCpuConfig(), &cpu);  // the wrapper's own store: no files
-  EXPECT_TRUE(opened.ok()) << opened.ToString();
-  if (!opened.ok()) return -1;
-  auto meeting = std::make_unique<MeetingStore>(std::move(cpu), wait);
-  MeetingStore* m = meeting.get();
+  MeetingStore* m = nullptr;
   std::unique_ptr<Store> store;
-  const Status s = durability::OpenDurable(config, std::move(meeting), &store);
+  const Status s = OpenDurableOver(NoFsyncConfig(dir.path(), log), [&](std::unique_ptr<Store> cpu) {
+    auto meeting = std::make_unique<MeetingStore>(std::move(cpu), wait);
+    m = meeting.get();
+    return meeting;
+  }, &store);
   EXPECT_TRUE(s.ok()) << s.ToString();
   if (!s.ok()) return -1;
   auto put = [&](const char* value) {
@@ -177,13 +163,14 @@ class HoldingStore final : public testing::ForwardingStore {
 
 TEST(WriterGate, TurningTheLogOnWaitsForAWriteInsideSubmit) {
   TempDir dir;
-  std::unique_ptr<Store> cpu;
-  ASSERT_TRUE(Store::Open(VolatileCpuConfig(), &cpu).ok());
-  auto holding = std::make_unique<HoldingStore>(std::move(cpu));
-  HoldingStore* h = holding.get();
+  HoldingStore* h = nullptr;
   {
     std::unique_ptr<Store> store;
-    ASSERT_TRUE(durability::OpenDurable(CpuConfig(dir.path(), false), std::move(holding), &store).ok());
+    ASSERT_TRUE(OpenDurableOver(NoFsyncConfig(dir.path(), false), [&](std::unique_ptr<Store> cpu) {
+      auto holding = std::make_unique<HoldingStore>(std::move(cpu));
+      h = holding.get();
+      return holding;
+    }, &store).ok());
     Durable* d = AsDurable(store.get());
     ASSERT_NE(d, nullptr);
     std::thread writer([&] { store->Put("held", "before the log"); });
@@ -205,7 +192,7 @@ TEST(WriterGate, TurningTheLogOnWaitsForAWriteInsideSubmit) {
   }
   // Reopened from the log alone: the write is in its base image.
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::Open(CpuConfig(dir.path(), true), &store).ok());
+  ASSERT_TRUE(Store::Open(NoFsyncConfig(dir.path(), true), &store).ok());
   OpResult r = store->Get("held");
   EXPECT_EQ(r.code, Code::kOk);
   EXPECT_EQ(r.value, "before the log");
@@ -217,7 +204,7 @@ TEST(WriterGate, TurningTheLogOnUnderWritesKeepsEveryAcknowledgedWrite) {
   std::vector<std::map<std::string, std::string>> acked(kWriters);
   {
     std::unique_ptr<Store> store;
-    ASSERT_TRUE(Store::Open(CpuConfig(dir.path(), false), &store).ok());
+    ASSERT_TRUE(Store::Open(NoFsyncConfig(dir.path(), false), &store).ok());
     Durable* d = AsDurable(store.get());
     ASSERT_NE(d, nullptr);
     std::atomic<bool> stop{false};
@@ -246,7 +233,7 @@ TEST(WriterGate, TurningTheLogOnUnderWritesKeepsEveryAcknowledgedWrite) {
   }
   // Reopened from the log (its base holds what was written before it).
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::Open(CpuConfig(dir.path(), true), &store).ok());
+  ASSERT_TRUE(Store::Open(NoFsyncConfig(dir.path(), true), &store).ok());
   size_t keys = 0;
   for (const auto& m : acked) {
     keys += m.size();
