@@ -4,11 +4,12 @@
 // Writes take the lanes of their keys (log_lanes.h), append their records
 // and submit to the wrapped store under them, so the log's per-key order is
 // the store's; reads bypass all of it. While the log is off, writes only
-// share a gate that turning it on and Clear close (writer_gate.h). Under FsyncPolicy::kAlways a write
-// batch's completion is parked in the AppendLog until the fsync covering it
-// (append_log.h). A completion that the wrapped store runs inline (the CPU
-// backend runs batches on the submitting thread) is deferred until the lanes
-// are released, so a completion may call Submit again.
+// share a gate that turning it on and Clear close (writer_gate.h). Under
+// FsyncPolicy::kAlways a write batch's completion is parked in the
+// AppendLog until the fsync covering it (append_log.h). A completion that
+// the wrapped store runs inline (the CPU backend runs batches on the
+// submitting thread) is deferred until the lanes (or the gate) are
+// released, so a completion may call Submit again.
 //
 // Snapshots are the wrapped store's OpenSnapshot (point-in-time by the
 // Store contract), written by snapshot_file.h. A log rewrite cuts the log

@@ -245,11 +245,11 @@ namespace {
 
 // FindCommand's index: open addressing over ≤ kMaxCommands names in 4×
 // that many slots, keyed by FNV-1a of the ASCII-lowercased name, compared
-// with EqualsIgnoreCase. Written
-// here rather than an unordered_map<std::string>: every command a client
-// sends is looked up (a pipeline of GETs is one lookup per GET), and the map
-// cost a locale tolower per byte, a std::string and a second pass to hash
-// it — ~4 % of an I/O thread under GET load; this is one pass, no copy.
+// with EqualsIgnoreCase. Written here rather than an
+// unordered_map<std::string>: every command a client sends is looked up (a
+// pipeline of GETs is one lookup per GET), and the map cost a locale
+// tolower per byte, a std::string and a second pass to hash it — ~4 % of an
+// I/O thread under GET load; this is one pass, no copy.
 class CommandIndex {
  public:
   CommandIndex() {

@@ -35,11 +35,10 @@ class GpuSnapshotReader final : public SnapshotReader {
   // Entries per chunk returned by Next.
   static constexpr size_t kChunkEntries = 4096;
 
-  // Takes `image` (`image_bytes` from cudaHostAlloc, or null when empty)
-  // holding `entries` entries, and `hold` (general layout: the epoch that
-  // keeps their blobs; may be null when nothing points outside the image).
-  // `image` came from `memory`, `image_bytes` long (the destructor gives
-  // it back there).
+  // Takes `image` (`image_bytes` from `memory`, given back there by the
+  // destructor; null when empty) holding `entries` entries, and `hold`
+  // (general layout: the epoch that keeps their blobs; may be null when
+  // nothing points outside the image).
   GpuSnapshotReader(bool general, char* image, uint64_t image_bytes, uint64_t entries,
                     std::unique_ptr<ResultEpochs::Lease> hold, PinnedMemory* memory);
   ~GpuSnapshotReader() override;
