@@ -407,6 +407,14 @@ void Connection::FinishRound(const Results& results) {
   blocked_small_.clear();
   blocked_large_.clear();
   ThreadStats& st = loop_->stats();
+  // The values of a GPU round are views into the store's host heap, one
+  // random line each: start loading all of this round's first, so that its
+  // replies take one miss's time instead of one per GET (on the H200 host
+  // that miss was ~13 % of an I/O thread, stalled in the reply's memcpy).
+  for (uint32_t index : finished) {
+    const Command& c = commands_[index];
+    results.Prefetch(c.op_begin, size_t(c.op_begin) + c.op_count);
+  }
   for (uint32_t index : finished) {
     Command& c = commands_[index];
     bool done;

@@ -110,7 +110,7 @@ class IoThread {
   Batch pending_;
   SharedRound* pending_round_ = nullptr;  // the members of pending_, once one joined
   std::vector<SharedRound*> free_rounds_;  // recycled
-  size_t hint_ops_ = 0, hint_key_bytes_ = 0, hint_value_bytes_ = 0;  // the last round's sizes
+  size_t hint_ops_ = 0, hint_key_bytes_ = 0, hint_value_bytes_ = 0;  // recent rounds' sizes (SubmitPending)
   std::mutex mu_;
   std::vector<SharedRound*> completed_;  // guarded by mu_
   std::vector<SharedRound*> draining_;   // the loop's: completions being delivered

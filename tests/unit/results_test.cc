@@ -136,6 +136,44 @@ TEST(Results, ValueSlotsHoldTheValueOrItsView) {
   EXPECT_EQ(r[1].expire_at, 8u);
 }
 
+// Prefetch is a hint: it reads only codes and views inside [0, size()) —
+// the columns are exactly that long here, so a read past them is a
+// heap-buffer-overflow under the ASan build — follows no view of an op
+// that is not found (its pointer may be anything), and changes no result.
+TEST(Results, PrefetchStaysInsideTheColumnsAndChangesNothing) {
+  const std::string bytes = "value";
+  auto codes = std::make_unique<Code[]>(3);
+  auto views = std::make_unique<ValueRef[]>(3);
+  codes[0] = Code::kOk;
+  codes[1] = Code::kNotFound;
+  codes[2] = Code::kOk;
+  views[0] = {bytes.data(), 5};
+  views[1] = {reinterpret_cast<const char*>(uintptr_t{8}), 3};  // never followed
+  views[2] = {bytes.data() + 2, 3};
+  const Results r(3, codes.get(), views.get(), nullptr);
+  r.Prefetch(0, 3);
+  r.Prefetch(1, 1000);  // clamped to size()
+  r.Prefetch(3, 3);
+  EXPECT_EQ(r.value(0), "value");
+  EXPECT_EQ(r.value(1), "");
+  EXPECT_EQ(r.value(2), "lue");
+
+  auto slot_codes = std::make_unique<Code[]>(2);
+  slot_codes[0] = Code::kOk;
+  slot_codes[1] = Code::kNotFound;
+  auto lens = std::make_unique<uint8_t[]>(2);
+  lens[0] = 3;
+  lens[1] = 0;
+  alignas(64) static char slots[2 * kValueSlotBytes] = "abc";
+  const Results s(2, slot_codes.get(), lens.get(), slots, nullptr);
+  s.Prefetch(0, 99);
+  EXPECT_EQ(s.value(0), "abc");
+  EXPECT_EQ(s.value(1), "");
+  const Results empty;
+  empty.Prefetch(0, 10);  // no columns at all
+  EXPECT_TRUE(empty.empty());
+}
+
 TEST(Results, ReleaseDestroysTheOwnerOnceAndIsIdempotent) {
   int destroyed = 0;
   const Code codes[] = {Code::kOk};
