@@ -8,6 +8,7 @@
 
 #include "durability/frame_file.h"
 #include "durability/log_format.h"
+#include "durability/read_split.h"
 #include "durability/snapshot_file.h"
 #include "store/backends.h"
 
@@ -39,7 +40,11 @@ Status OpenDurable(const Config& config, std::unique_ptr<Store> inner, std::uniq
 
 DurableStore::DurableStore(const Config& config, std::unique_ptr<Store> inner,
                            std::unique_ptr<ReplayClock> clock)
-    : config_(config), replay_clock_(std::move(clock)), inner_(std::move(inner)), dcfg_(config.durability) {}
+    : config_(config),
+      replay_clock_(std::move(clock)),
+      inner_(std::move(inner)),
+      split_reads_(inner_->Info().backend == Backend::kCpu),
+      dcfg_(config.durability) {}
 
 Status DurableStore::OpenImage(std::unique_ptr<SnapshotReader>* image) {
   const uint64_t taken_at = config_.clock();
@@ -224,6 +229,24 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     gated = log_view_.load(std::memory_order_relaxed) == nullptr;  // not turned on meanwhile
     if (!gated) gate_.unlock_shared();
   }
+  const EarlyCallback* early_answers = &early;
+  std::vector<uint32_t> written;
+  if (!gated && split_reads_) {
+    // A store that runs the batch inside Submit: the reads of keys this batch
+    // does not write run first, outside the lanes (read_split.h).
+    OpsOnWrittenKeys(batch, &written);
+    if (written.size() < n) {
+      Batch on_written = inner_->NewBatch();
+      for (uint32_t i : written) on_written.AppendFrom(batch, i);
+      for (uint32_t i : written) batch.SetNoop(i);
+      auto* join = new SplitJoin(std::move(written), std::move(done));
+      inner_->Submit(std::move(batch), [join](Results&& r) { join->ArriveReads(std::move(r)); });
+      batch = std::move(on_written);
+      done = [join](Results&& r) { join->ArriveWrites(std::move(r)); };
+      early_answers = nullptr;  // inline anyway: every answer comes with the completion
+    }
+  }
+  const size_t ops = batch.size();
   if (!gated) lanes_.Lock(mask);
   AppendLog* log = gated ? nullptr : log_.get();  // stable while a lane is held
   if (log != nullptr && !log->healthy()) {
@@ -245,7 +268,7 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     // record per lane when it moved since the lane's last one.
     const uint64_t now = config_.clock();
     const uint64_t log_gen = log_gen_.load(std::memory_order_relaxed);
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < ops; ++i) {
       if (!TypeIn(batch.type(i), kWritingTypes)) continue;  // GET, NOOP
       // An op the store will refuse changes nothing: it needs no record.
       if (store::CheckOperation(config_, batch, i) != Code::kOk) continue;
@@ -277,7 +300,7 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
   // log already), except under kAlways, whose answers wait for an fsync.
   // (A reference either way: copying `early` would copy its captures.)
   static const EarlyCallback kNoEarlyAnswers;
-  const EarlyCallback& pass_early = waits_on ? kNoEarlyAnswers : early;
+  const EarlyCallback& pass_early = waits_on || early_answers == nullptr ? kNoEarlyAnswers : *early_answers;
   inner_->SubmitWithEarlyAnswers(std::move(batch), [gen, deliver, waits_on, write_ops = std::move(write_ops),
                                     done = std::move(done)](Results&& results) mutable {
     if (tls_lanes_held > 0 && tls_deferred != nullptr) {
