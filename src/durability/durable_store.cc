@@ -231,7 +231,7 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
   }
   const EarlyCallback* early_answers = &early;
   std::vector<uint32_t> written;
-  if (!gated && split_reads_) {
+  if (!gated && split_reads_ && writes < n) {
     // A store that runs the batch inside Submit: the reads of keys this batch
     // does not write run first, outside the lanes (read_split.h).
     OpsOnWrittenKeys(batch, &written);
