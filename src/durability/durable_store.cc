@@ -43,7 +43,7 @@ DurableStore::DurableStore(const Config& config, std::unique_ptr<Store> inner,
     : config_(config),
       replay_clock_(std::move(clock)),
       inner_(std::move(inner)),
-      split_reads_(inner_->Info().backend == Backend::kCpu),
+      split_reads_(config.mode == Mode::kCanonical && inner_->Info().backend == Backend::kCpu),
       dcfg_(config.durability) {}
 
 Status DurableStore::OpenImage(std::unique_ptr<SnapshotReader>* image) {
@@ -230,20 +230,43 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     if (!gated) gate_.unlock_shared();
   }
   const EarlyCallback* early_answers = &early;
-  std::vector<uint32_t> written;
   if (!gated && split_reads_ && writes < n) {
-    // A store that runs the batch inside Submit: the reads of keys this batch
-    // does not write run first, outside the lanes (read_split.h).
-    OpsOnWrittenKeys(batch, &written);
-    if (written.size() < n) {
-      Batch on_written = inner_->NewBatch();
-      for (uint32_t i : written) on_written.AppendFrom(batch, i);
-      for (uint32_t i : written) batch.SetNoop(i);
-      auto* join = new SplitJoin(std::move(written), std::move(done));
-      inner_->Submit(std::move(batch), [join](Results&& r) { join->ArriveReads(std::move(r)); });
-      batch = std::move(on_written);
-      done = [join](Results&& r) { join->ArriveWrites(std::move(r)); };
-      early_answers = nullptr;  // inline anyway: every answer comes with the completion
+    // The plain CPU store runs the batch inside Submit: its reads of keys
+    // it does not write run first, outside the lanes (read_split.h).
+    std::vector<uint32_t> written;
+    OpsOnWrittenKeys(batch, config_.hash, &written);
+    std::vector<uint32_t> others;
+    uint64_t written_bytes = 0, other_bytes = 0;
+    for (size_t i = 0, w = 0; i < n; ++i) {
+      const uint64_t bytes = batch.key(i).size() + batch.value(i).size() + batch.expected(i).size();
+      if (w < written.size() && written[w] == i) {
+        ++w;
+        written_bytes += bytes;
+      } else if (batch.type(i) != OpType::kNoop) {
+        others.push_back(uint32_t(i));
+        other_bytes += bytes;
+      }
+    }
+    if (!others.empty()) {
+      // Copy the part with fewer bytes; the original, with it masked, is
+      // the other part.
+      const bool copy_written = written_bytes <= other_bytes;
+      std::vector<uint32_t>& copied = copy_written ? written : others;
+      Batch copy = inner_->NewBatch();
+      const uint64_t copy_bytes = copy_written ? written_bytes : other_bytes;
+      copy.Reserve(copied.size(), copy_bytes, copy_bytes);
+      for (uint32_t i : copied) copy.AppendFrom(batch, i);
+      for (uint32_t i : copied) batch.SetNoop(i);
+      auto* join = new SplitJoin(std::move(copied), std::move(done));
+      if (copy_written) {
+        inner_->Submit(std::move(batch), [join](Results&& r) { join->ArriveBase(std::move(r)); });
+        batch = std::move(copy);
+        done = [join](Results&& r) { join->ArriveCopy(std::move(r)); };
+      } else {
+        inner_->Submit(std::move(copy), [join](Results&& r) { join->ArriveCopy(std::move(r)); });
+        done = [join](Results&& r) { join->ArriveBase(std::move(r)); };
+      }
+      early_answers = nullptr;  // the plain CPU store gives none
     }
   }
   const size_t ops = batch.size();

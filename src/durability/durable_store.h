@@ -136,9 +136,9 @@ class DurableStore final : public Durable {
   std::unique_ptr<Store> inner_;
   LogLanes lanes_;
   WriterGate gate_;  // write batches while the log is off (writer_gate.h)
-  // The wrapped store runs a batch inside Submit (the CPU backend): a write
-  // batch's reads of keys it does not write run outside the lanes
-  // (read_split.h).
+  // The wrapped store is the plain CPU store, which runs a batch inside
+  // Submit: a write batch's reads of keys it does not write run outside
+  // the lanes (read_split.h).
   const bool split_reads_;
 
   mutable std::mutex cfg_mu_;  // dcfg_

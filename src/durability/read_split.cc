@@ -6,17 +6,16 @@
 #include <utility>
 
 #include "common/op_scan.h"
-#include "kvcg/hash.h"
 
 namespace kvcg::durability {
 
-void OpsOnWrittenKeys(const Batch& batch, std::vector<uint32_t>* written) {
+void OpsOnWrittenKeys(const Batch& batch, HashFunction hash, std::vector<uint32_t>* written) {
   written->clear();
   const size_t n = batch.size();
   std::vector<uint64_t> hashes(n);
   size_t writes = 0;
   for (size_t i = 0; i < n; ++i) {
-    hashes[i] = Xxh3Hash(batch.key(i));
+    hashes[i] = hash(batch.key(i));
     if (TypeIn(batch.type(i), kWritingTypes)) ++writes;
   }
   if (writes == 0) return;
@@ -43,30 +42,30 @@ void OpsOnWrittenKeys(const Batch& batch, std::vector<uint32_t>* written) {
   }
 }
 
-Results SplitJoin::Merge(Results reads, Results writes, const std::vector<uint32_t>& written) {
-  // Mostly: the written keys' answers over the masked ops, in place.
-  bool in_place = writes.size() >= written.size();
-  for (size_t k = 0; k < written.size() && in_place; ++k) {
-    in_place = reads.Replace(written[k], writes.code(k), writes.value(k), writes.expire_at(k));
+Results SplitJoin::Merge(Results base, Results copy, const std::vector<uint32_t>& copied) {
+  // Mostly: the copy's answers over the masked ops, in place.
+  bool in_place = copy.size() >= copied.size();
+  for (size_t k = 0; k < copied.size() && in_place; ++k) {
+    in_place = base.Replace(copied[k], copy.code(k), copy.value(k), copy.expire_at(k));
   }
   if (in_place) {
     struct Held final : Results::Owner {
       explicit Held(Results r) : results(std::move(r)) {}
       Results results;
     };
-    reads.Adopt(std::make_unique<Held>(std::move(writes)));
-    return reads;
+    base.Adopt(std::make_unique<Held>(std::move(copy)));
+    return base;
   }
-  // A column the answer needs is missing (an expire-at where no read had
-  // one): both Results seen through a new one. Ops before the failed
-  // Replace already view `writes`, which the new Results keeps too.
+  // A column the answer needs is missing (an expire-at where no op of the
+  // base had one): both Results seen through a new one. Ops before the
+  // failed Replace already view `copy`, which the new Results keeps too.
   ResultsBuilder b;
-  b.Reset(reads.size());
+  b.Reset(base.size());
   size_t k = 0;
-  for (size_t i = 0; i < reads.size(); ++i) {
-    const bool from_writes = k < written.size() && written[k] == i;
-    const Results& from = from_writes ? writes : reads;
-    const size_t j = from_writes ? k++ : i;
+  for (size_t i = 0; i < base.size(); ++i) {
+    const bool copied_op = k < copied.size() && copied[k] == i;
+    const Results& from = copied_op ? copy : base;
+    const size_t j = copied_op ? k++ : i;
     if (j >= from.size()) {
       b.SetCode(i, Code::kInternal);  // the store answered too few ops
     } else if (from.found(j)) {
@@ -76,8 +75,8 @@ Results SplitJoin::Merge(Results reads, Results writes, const std::vector<uint32
       b.SetCode(i, from.code(j));
     }
   }
-  b.Keep(std::move(reads));
-  b.Keep(std::move(writes));
+  b.Keep(std::move(base));
+  b.Keep(std::move(copy));
   return b.Finish();
 }
 
@@ -85,7 +84,7 @@ void SplitJoin::Arrive(Results* slot, Results&& r) {
   *slot = std::move(r);
   if (left_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   Store::Completion done = std::move(done_);
-  Results merged = Merge(std::move(reads_), std::move(writes_), written_);
+  Results merged = Merge(std::move(base_), std::move(copy_), copied_);
   delete this;
   done(std::move(merged));
 }
