@@ -161,20 +161,7 @@ class Results {
   // elsewhere (views into a store's heap) so that their cache misses
   // overlap instead of coming one at a time. Changes nothing observable;
   // end is clamped to size().
-  void Prefetch(size_t begin, size_t end) const {
-    if (end > n_) end = n_;
-    if (slot_lens_ != nullptr) {
-      // Slots are in order, but a device wrote them: not in this core's
-      // caches, and read too sparsely for the hardware to stream them.
-      for (size_t i = begin; i < end; ++i) {
-        if (codes_[i] == Code::kOk) PrefetchLine(slots_ + i * kValueSlotBytes);
-      }
-    } else if (views_ != nullptr) {
-      for (size_t i = begin; i < end; ++i) {
-        if (codes_[i] == Code::kOk) PrefetchLine(views_[i].data);
-      }
-    }
-  }
+  void Prefetch(size_t begin, size_t end) const;
   // The expire-at of that value; kNoExpiry unless found(i) and it has one.
   uint64_t expire_at(size_t i) const {
     return expires_ != nullptr && codes_[i] == Code::kOk ? expires_[i] : kNoExpiryAt;
@@ -222,16 +209,6 @@ class Results {
   const uint64_t* expires() const { return expires_; }
 
  private:
-  // A prefetch the compiler keeps: GCC deletes a loop of
-  // __builtin_prefetch calls as one without side effects.
-  static void PrefetchLine(const void* p) {
-#if defined(__x86_64__)
-    asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
-#else
-    __builtin_prefetch(p);
-#endif
-  }
-
   size_t n_ = 0;
   const Code* codes_ = nullptr;
   const ValueRef* views_ = nullptr;

@@ -5,6 +5,7 @@
 #include "kvcg/batch.h"
 
 #include "common/op_scan.h"
+#include "common/prefetch.h"
 
 #include <algorithm>
 #include <bit>
@@ -129,7 +130,7 @@ class StoreLookahead {
     size_t i;
     if (values_ == nullptr || !scan_.Next(&i)) return;
     const char* p = values_ + i * width_;
-    for (size_t l = 0; l < lines_; ++l) __builtin_prefetch(p + 64 * l);
+    for (size_t l = 0; l < lines_; ++l) PrefetchLine(p + 64 * l);
   }
 
  private:

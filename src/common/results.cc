@@ -1,10 +1,12 @@
-// Results::ToOwned and ResultsBuilder (kvcg/results.h).
+// Results::ToOwned, Prefetch and Replace, and ResultsBuilder (kvcg/results.h).
 //
 // ResultsBuilder keeps codes, views and one value arena in a single Owner,
 // allocated once per batch (never per op). Copied values are recorded as
 // arena offsets and turned into pointers at Finish(), because the arena may
 // move while it grows.
 #include "kvcg/results.h"
+
+#include "common/prefetch.h"
 
 namespace kvcg {
 
@@ -16,6 +18,21 @@ std::vector<OpResult> Results::ToOwned() const {
     out[i].expire_at = expire_at(i);
   }
   return out;
+}
+
+void Results::Prefetch(size_t begin, size_t end) const {
+  if (end > n_) end = n_;
+  if (slot_lens_ != nullptr) {
+    // Slots are in order, but a device wrote them: not in this core's
+    // caches, and read too sparsely for the hardware to stream them.
+    for (size_t i = begin; i < end; ++i) {
+      if (codes_[i] == Code::kOk) PrefetchLine(slots_ + i * kValueSlotBytes);
+    }
+  } else if (views_ != nullptr) {
+    for (size_t i = begin; i < end; ++i) {
+      if (codes_[i] == Code::kOk) PrefetchLine(views_[i].data);
+    }
+  }
 }
 
 bool Results::Replace(size_t i, Code code, std::string_view value, uint64_t expire_at) {

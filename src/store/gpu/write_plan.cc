@@ -28,14 +28,6 @@ struct Taken {
   uint64_t Next(uint32_t c) { return next[c] < got[c] ? addrs[at[c] + next[c]++] : 0; }
 };
 
-constexpr size_t kPlanAhead = 8;
-void PrefetchValue(const Batch& b, const WriteRef& w) {
-  if (!w.stores) return;
-  const char* p = b.value(w.op).data();
-  const size_t lines = std::min<size_t>((w.vlen + 63) / 64, 4);
-  for (size_t l = 0; l < lines; ++l) __builtin_prefetch(p + 64 * l);
-}
-
 }  // namespace
 
 bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, ValueHeap* values,
@@ -101,13 +93,9 @@ bool PlanWrites(const Batch& b, const Config& config, uint64_t entry_overhead, V
 
   // Pass 3: hand out the memory in op order. A record only with a blob.
   plan->puts.reserve(plan->storing);
-  // The values are read at scattered places of the batch's arena (a
-  // fixed-width batch's slots are one per op; the submitter's writes of them
-  // may have left its caches by now): request them kPlanAhead writes ahead.
-  const size_t nw = plan->writes.size();
-  for (size_t k = 0; k < nw; ++k) {
-    if (k + kPlanAhead < nw) PrefetchValue(b, plan->writes[k + kPlanAhead]);
-    WriteRef& w = plan->writes[k];
+  // (No prefetch of the values ahead: one that really ran — GCC had deleted
+  // the first one's loop — changed nothing, docs/BENCHMARKS.md 4g.)
+  for (WriteRef& w : plan->writes) {
     if (!w.stores) continue;
     const std::string_view value = b.value(w.op);
     if (ValueHeap::Big(w.vlen)) {
