@@ -152,7 +152,7 @@ bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, c
 
 void HotCache::PrefetchNode(uint64_t hash) const {
   const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);  // not dereferenced
-  if (n != nullptr) __builtin_prefetch(n->hashes);
+  if (n != nullptr) PrefetchLine(n->hashes);
 }
 
 void HotCache::PrefetchEntry(uint64_t hash) const {
@@ -163,7 +163,7 @@ void HotCache::PrefetchEntry(uint64_t hash) const {
   if (n == nullptr) return;
   for (int i = 0; i < kNodeEntries; ++i) {
     if (n->hashes[i].load(std::memory_order_relaxed) == hash) {
-      __builtin_prefetch(&n->entries[i].fast[0]);
+      PrefetchLine(&n->entries[i].fast[0]);
       return;
     }
   }

@@ -70,6 +70,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/prefetch.h"
 #include "kvcg/batch.h"
 #include "kvcg/config.h"
 #include "kvcg/results.h"
@@ -133,7 +134,7 @@ class HotCache {
   // (reads the bucket); the matching entry's fast copy (reads the node) —
   // each stage a few ops after the one before, so that its line has
   // arrived. Hints only: thread-safe, no effect on results.
-  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&BucketFor(hash)); }
+  void PrefetchBucket(uint64_t hash) const { PrefetchLine(&BucketFor(hash)); }
   void PrefetchNode(uint64_t hash) const;
   void PrefetchEntry(uint64_t hash) const;
 

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/prefetch.h"
+
 namespace kvcg::router {
 
 class FingerprintTable {
@@ -55,7 +57,7 @@ class FingerprintTable {
     }
   }
   bool Contains(uint64_t fp) const { return Find(fp) != kNotFound; }
-  void Prefetch(uint64_t fp) const { __builtin_prefetch(&slots_[fp & mask_]); }
+  void Prefetch(uint64_t fp) const { PrefetchLine(&slots_[fp & mask_]); }
 
   size_t size() const { return size_; }
   size_t slot_count() const { return slots_.size(); }
