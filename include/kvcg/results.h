@@ -286,6 +286,9 @@ class ResultsBuilder {
   // Code and a view of bytes that `keep` keeps alive (e.g. an inner
   // store's Results), no copy. Keep() before the view's owner goes away.
   void SetView(size_t i, Code code, std::string_view value);
+  // Result i as `r` is: its code, a view of its value and its expire-at (r
+  // from a Results that Keep() keeps alive).
+  void SetView(size_t i, const OpResultView& r);
   // The expire-at of result i's value (after SetValue/SetView; SetCode and
   // SetValue/SetView reset it to none).
   void SetExpire(size_t i, uint64_t expire_at);

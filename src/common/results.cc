@@ -181,6 +181,11 @@ void ResultsBuilder::SetView(size_t i, Code code, std::string_view value) {
   s_->views[i] = ValueRef{value.data(), value.size()};
 }
 
+void ResultsBuilder::SetView(size_t i, const OpResultView& r) {
+  SetView(i, r.code, r.value);
+  SetExpire(i, r.expire_at);
+}
+
 void ResultsBuilder::Keep(Results&& inner) { s_->kept.push_back(std::move(inner)); }
 
 Results ResultsBuilder::Peek() {

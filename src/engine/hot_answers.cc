@@ -16,11 +16,7 @@ Results HotAnswers::Merge(size_t n, Results* canonical) const {
   ResultsBuilder out;
   out.Reset(n);
   if (canonical != nullptr && !canonical->empty()) {
-    for (size_t i = 0; i < n; ++i) {
-      const OpResultView r = (*canonical)[i];
-      out.SetView(i, r.code, r.value);
-      if (r.expire_at != kNoExpiry) out.SetExpire(i, r.expire_at);
-    }
+    for (size_t i = 0; i < n; ++i) out.SetView(i, (*canonical)[i]);
     out.Keep(std::move(*canonical));
   }
   own_.WriteTo(&out);
