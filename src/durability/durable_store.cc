@@ -230,44 +230,25 @@ void DurableStore::SubmitWithEarlyAnswers(Batch batch, Completion done, const Ea
     if (!gated) gate_.unlock_shared();
   }
   const EarlyCallback* early_answers = &early;
-  if (!gated && split_reads_ && writes < n) {
+  ReadSplitPlan split;
+  if (!gated && split_reads_ && writes < n && PlanReadSplit(batch, config_.hash, &split)) {
     // The plain CPU store runs the batch inside Submit: its reads of keys
-    // it does not write run first, outside the lanes (read_split.h).
-    std::vector<uint32_t> written;
-    OpsOnWrittenKeys(batch, config_.hash, &written);
-    std::vector<uint32_t> others;
-    uint64_t written_bytes = 0, other_bytes = 0;
-    for (size_t i = 0, w = 0; i < n; ++i) {
-      const uint64_t bytes = batch.key(i).size() + batch.value(i).size() + batch.expected(i).size();
-      if (w < written.size() && written[w] == i) {
-        ++w;
-        written_bytes += bytes;
-      } else if (batch.type(i) != OpType::kNoop) {
-        others.push_back(uint32_t(i));
-        other_bytes += bytes;
-      }
+    // it does not write run first, outside the lanes (read_split.h). The
+    // copied part is one batch, the original with it masked the other.
+    Batch copy = inner_->NewBatch();
+    copy.Reserve(split.copied.size(), split.bytes, split.bytes);
+    for (uint32_t i : split.copied) copy.AppendFrom(batch, i);
+    for (uint32_t i : split.copied) batch.SetNoop(i);
+    auto* join = new SplitJoin(std::move(split.copied), std::move(done));
+    if (split.copies_written) {
+      inner_->Submit(std::move(batch), [join](Results&& r) { join->ArriveBase(std::move(r)); });
+      batch = std::move(copy);
+      done = [join](Results&& r) { join->ArriveCopy(std::move(r)); };
+    } else {
+      inner_->Submit(std::move(copy), [join](Results&& r) { join->ArriveCopy(std::move(r)); });
+      done = [join](Results&& r) { join->ArriveBase(std::move(r)); };
     }
-    if (!others.empty()) {
-      // Copy the part with fewer bytes; the original, with it masked, is
-      // the other part.
-      const bool copy_written = written_bytes <= other_bytes;
-      std::vector<uint32_t>& copied = copy_written ? written : others;
-      Batch copy = inner_->NewBatch();
-      const uint64_t copy_bytes = copy_written ? written_bytes : other_bytes;
-      copy.Reserve(copied.size(), copy_bytes, copy_bytes);
-      for (uint32_t i : copied) copy.AppendFrom(batch, i);
-      for (uint32_t i : copied) batch.SetNoop(i);
-      auto* join = new SplitJoin(std::move(copied), std::move(done));
-      if (copy_written) {
-        inner_->Submit(std::move(batch), [join](Results&& r) { join->ArriveBase(std::move(r)); });
-        batch = std::move(copy);
-        done = [join](Results&& r) { join->ArriveCopy(std::move(r)); };
-      } else {
-        inner_->Submit(std::move(copy), [join](Results&& r) { join->ArriveCopy(std::move(r)); });
-        done = [join](Results&& r) { join->ArriveBase(std::move(r)); };
-      }
-      early_answers = nullptr;  // the plain CPU store gives none
-    }
+    early_answers = nullptr;  // the plain CPU store gives none
   }
   const size_t ops = batch.size();
   if (!gated) lanes_.Lock(mask);

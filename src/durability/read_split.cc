@@ -42,6 +42,27 @@ void OpsOnWrittenKeys(const Batch& batch, HashFunction hash, std::vector<uint32_
   }
 }
 
+bool PlanReadSplit(const Batch& batch, HashFunction hash, ReadSplitPlan* plan) {
+  std::vector<uint32_t> written, others;
+  OpsOnWrittenKeys(batch, hash, &written);
+  uint64_t written_bytes = 0, other_bytes = 0;
+  for (size_t i = 0, w = 0; i < batch.size(); ++i) {
+    const uint64_t bytes = batch.key(i).size() + batch.value(i).size() + batch.expected(i).size();
+    if (w < written.size() && written[w] == i) {
+      ++w;
+      written_bytes += bytes;
+    } else if (batch.type(i) != OpType::kNoop) {
+      others.push_back(uint32_t(i));
+      other_bytes += bytes;
+    }
+  }
+  if (others.empty()) return false;
+  plan->copies_written = written_bytes <= other_bytes;
+  plan->copied = std::move(plan->copies_written ? written : others);
+  plan->bytes = plan->copies_written ? written_bytes : other_bytes;
+  return true;
+}
+
 Results SplitJoin::Merge(Results base, Results copy, const std::vector<uint32_t>& copied) {
   // Mostly: the copy's answers over the masked ops, in place.
   bool in_place = copy.size() >= copied.size();
@@ -68,11 +89,8 @@ Results SplitJoin::Merge(Results base, Results copy, const std::vector<uint32_t>
     const size_t j = copied_op ? k++ : i;
     if (j >= from.size()) {
       b.SetCode(i, Code::kInternal);  // the store answered too few ops
-    } else if (from.found(j)) {
-      b.SetView(i, Code::kOk, from.value(j));
-      b.SetExpire(i, from.expire_at(j));
     } else {
-      b.SetCode(i, from.code(j));
+      b.SetView(i, from[j]);
     }
   }
   b.Keep(std::move(base));

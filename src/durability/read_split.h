@@ -42,6 +42,19 @@ namespace kvcg::durability {
 // grouped by `hash` and compared by their bytes.
 void OpsOnWrittenKeys(const Batch& batch, HashFunction hash, std::vector<uint32_t>* written);
 
+// How a write batch splits: `copied`, ascending, are the ops of the part
+// that is copied — whichever has fewer key, value and expected bytes
+// (`bytes`) — and `copies_written` says whether that part is the ops on
+// written keys (they run under the lanes) or the other ops (they run first,
+// outside them). False, leaving *plan unset, when there is nothing to run
+// outside the lanes (every op off the written keys is a no-op).
+struct ReadSplitPlan {
+  std::vector<uint32_t> copied;
+  bool copies_written = false;
+  uint64_t bytes = 0;
+};
+bool PlanReadSplit(const Batch& batch, HashFunction hash, ReadSplitPlan* plan);
+
 // Where the two parts' answers meet. The base part (the original batch, the
 // copied ops masked) and the copy (op k = original op copied[k]) each hand
 // their Results to Arrive, on any thread, in any order; the second arrival

@@ -25,6 +25,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using durability::OpsOnWrittenKeys;
+using durability::PlanReadSplit;
 using durability::SplitJoin;
 using testing::OpenDurableOver;
 
@@ -59,6 +60,33 @@ TEST(ReadSplit, OpsOnWrittenKeysAreEveryOpOnAKeyAWriteTouches) {
   reads.Get("y");
   OpsOnWrittenKeys(reads, &Xxh3Hash, &written);
   EXPECT_TRUE(written.empty());
+}
+
+TEST(ReadSplit, ThePlanCopiesThePartWithFewerBytes) {
+  durability::ReadSplitPlan plan;
+  Batch small_writes;
+  small_writes.Get(std::string(100, 'r'));  // 0: the other part, 100 bytes
+  small_writes.Put("w", "1");               // 1: written, 2 bytes
+  small_writes.Get("w");                    // 2: written, 1 byte
+  ASSERT_TRUE(PlanReadSplit(small_writes, &Xxh3Hash, &plan));
+  EXPECT_TRUE(plan.copies_written);
+  EXPECT_EQ(plan.copied, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(plan.bytes, 3u);
+
+  Batch large_writes;
+  large_writes.Put("w", std::string(1000, 'v'));  // 0: written, 1001 bytes
+  large_writes.Get("r");                          // 1: the other part
+  large_writes.Get("s");                          // 2: the other part
+  ASSERT_TRUE(PlanReadSplit(large_writes, &Xxh3Hash, &plan));
+  EXPECT_FALSE(plan.copies_written);
+  EXPECT_EQ(plan.copied, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(plan.bytes, 2u);
+
+  Batch writes_and_noops;
+  writes_and_noops.Put("w", "1");
+  writes_and_noops.Get("masked");
+  writes_and_noops.SetNoop(1);
+  EXPECT_FALSE(PlanReadSplit(writes_and_noops, &Xxh3Hash, &plan)) << "nothing to run outside the lanes";
 }
 
 // Results as a CPU store builds them: op i found with values[i], or not
