@@ -131,56 +131,7 @@ void Pipeline::Stop() {
   }
   ring_cv_.notify_one();
   delivery_thread_.join();
-  if (profile_ && prof_.arbs > 0) {
-    const double ops = double(prof_.ops);
-    std::fprintf(stderr,
-                 "gpu pipeline: %llu ARBs, %llu batches, %llu ops (%.0f ops/ARB); ms idle %.1f "
-                 "gather %.1f launch %.1f (writes %.1f reserve+issue %.1f copies %.1f prepare %.1f "
-                 "lslab %.1f) wait %.1f frees "
-                 "%.1f deliver %.1f; ns/op launch %.2f wait %.2f frees %.2f deliver %.2f\n",
-                 (unsigned long long)prof_.arbs, (unsigned long long)prof_.batches,
-                 (unsigned long long)prof_.ops, ops / prof_.arbs, prof_.idle / 1e6,
-                 prof_.gather / 1e6, prof_.launch / 1e6, prof_.writes / 1e6, prof_.reserve / 1e6,
-                 prof_.copies / 1e6, prof_.prepare / 1e6,
-                 prof_.lslab / 1e6, prof_.wait / 1e6, prof_.frees / 1e6,
-                 prof_.deliver / 1e6, prof_.launch / ops, prof_.wait / ops, prof_.frees / ops,
-                 prof_.deliver / ops);
-    if (general_) {
-      std::fprintf(stderr,
-                   "gpu pipeline writes: %llu of %llu batches planned on this thread (ms %.1f), "
-                   "heaps' flush and spare chunks ms %.1f\n",
-                   (unsigned long long)prof_.planned_here, (unsigned long long)prof_.batches,
-                   prof_.plan_here / 1e6, prof_.heap_prep / 1e6);
-    }
-    std::fprintf(stderr,
-                 "gpu pipeline delivery: %llu of %llu ARBs handed to the delivery thread (ms "
-                 "queuing %.1f, its delivery %.1f)\n",
-                 (unsigned long long)prof_.handed, (unsigned long long)prof_.arbs,
-                 prof_.hand / 1e6, prof_.offloaded / 1e6);
-    std::fprintf(stderr,
-                 "gpu pipeline paths: %llu ARBs on the resident ring (%llu launches), %llu on "
-                 "streams (device times below: those only)\n",
-                 (unsigned long long)resident_arbs_.load(), (unsigned long long)resident_launches_.load(),
-                 (unsigned long long)stream_arbs_.load());
-    if (prof_.res_timed != 0) {
-      const double n = double(prof_.res_timed);
-      const uint64_t* st = prof_.res_stage;
-      std::fprintf(stderr,
-                   "gpu pipeline resident: per ARB (us) posted -> results seen %.2f; on the device "
-                   "doorbell -> descriptor %.2f, staged input %.2f, normalized %.2f, numbered "
-                   "%.2f, go %.2f, seen by the last block %.2f, ops done %.2f, published %.2f\n",
-                   prof_.res_round / 1e3 / n, st[0] / 1e3 / n, st[1] / 1e3 / n, st[2] / 1e3 / n,
-                   st[3] / 1e3 / n, st[4] / 1e3 / n, st[5] / 1e3 / n, st[6] / 1e3 / n,
-                   st[7] / 1e3 / n);
-    }
-    const double arbs = prof_.dev_arbs != 0 ? double(prof_.dev_arbs) : 1.0;
-    const double batches = prof_.timed_batches != 0 ? double(prof_.timed_batches) : 1.0;
-    std::fprintf(stderr,
-                 "gpu pipeline latency: per ARB on the device (us) to its table kernel %.1f, "
-                 "table kernel %.1f, copy out %.1f; per batch (us) queued %.1f, answered %.1f\n",
-                 prof_.dev_before / arbs, prof_.dev_table / arbs, prof_.dev_out / arbs,
-                 prof_.queued / 1e3 / batches, prof_.answered / 1e3 / batches);
-  }
+  if (profile_) PrintProfile();
 }
 
 Request* Pipeline::TryPop() {
@@ -378,12 +329,7 @@ bool Pipeline::Finish(Slot& s) {
     FailAll(s, Code::kInternal);
     return false;
   }
-  if (profile_ && s.resident) {
-    prof_.res_round += NowNs() - s.posted_ns;
-    const volatile uint64_t* m = res_host_->prof[s.seq % kResidentRing];
-    for (uint32_t k = 0; k + 1 < kResidentMarks; ++k) prof_.res_stage[k] += m[k + 1] - m[k];
-    ++prof_.res_timed;
-  }
+  if (profile_ && s.resident) RecordResident(s);
   if (profile_ && !s.resident) {
     float before = 0, table = 0, out = 0;
     if (cudaEventElapsedTime(&before, s.t_begin, s.t_table) == cudaSuccess &&
@@ -431,6 +377,7 @@ void Pipeline::Complete(Slot& s) {
     }
   }
   Hand(s);
+  if (profile_ && s.resident) FinishResidentRecord();
 }
 
 void Pipeline::FreeWrites(Slot& s) {

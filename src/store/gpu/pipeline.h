@@ -367,6 +367,12 @@ class Pipeline {
   // hold; leaves d empty. The one delivery path, inline and on the thread.
   void DeliverResults(Delivery& d);
   void DeliveryRun();
+  // KVCG_GPU_PROFILE (pipeline_profile.cc): a resident ARB's times, taken
+  // when its results are seen (Finish) and once it is delivered or handed
+  // on (Complete); the report printed at Stop().
+  void RecordResident(const Slot& s);
+  void FinishResidentRecord();
+  void PrintProfile();
   // Returns once the delivery thread has delivered everything handed to it.
   void DrainDeliveries();
   // Every ARB in flight completed: its slabs released, its memory freed or
@@ -572,6 +578,16 @@ class Pipeline {
     // and on the device (its clock) between successive ResidentMarks.
     uint64_t res_round = 0, res_timed = 0;
     uint64_t res_stage[kResidentMarks - 1] = {};
+    // The same per resident ARB (up to kMaxResidentRecords), for the stages
+    // of the slowest ARBs: is a tail made on the device or on the host?
+    struct ResidentRecord {
+      uint64_t queued = 0;   // its first batch's Enqueue -> posted
+      uint64_t round = 0;    // posted -> results seen
+      uint64_t stage[kResidentMarks - 1] = {};
+      uint64_t deliver = 0;  // seen -> delivered inline, or handed on
+      uint64_t seen_at = 0;
+    };
+    std::vector<ResidentRecord> res_records;
   } prof_;
   const bool profile_;
 };
