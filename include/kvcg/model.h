@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kvcg/batch.h"
+
 namespace kvcg {
 
 // The 64-bit fingerprint that fingerprint-set models (and the heavy-hitter
@@ -43,6 +45,14 @@ class Model {
   // what it will read, so the router can overlap the misses of several keys
   // of a batch.
   virtual void Prefetch(uint64_t fingerprint) const { (void)fingerprint; }
+  // IsHot for every op of `batch` at once (columns in, a column out):
+  // hot[i] = IsHot(batch.key(i), hashes[i], fingerprints[i]) as 0 or 1 for
+  // i < batch.size(); returns how many are 1. The engine calls it once per
+  // routing pass. The default asks IsHot op by op with Prefetch a few ops
+  // ahead; a model with a cheap probe overrides it with a loop of its own
+  // (one virtual call per batch instead of two per op). Thread-safe.
+  virtual uint32_t Classify(const Batch& batch, const uint64_t* hashes,
+                            const uint64_t* fingerprints, uint8_t* hot) const;
   // One line for INFO and switch records, e.g. "histogram(10000 bins, 12 hot)".
   virtual std::string Describe() const = 0;
   // How many keys the model calls hot when it is a finite set of keys (a

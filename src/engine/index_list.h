@@ -21,6 +21,13 @@ class IndexList {
   IndexList& operator=(const IndexList&) = delete;
   // At most n pushes.
   void Push(uint32_t i) { data_[size_++] = i; }
+  // Push(i) if `keep`, without a branch on it (a routing pass's hot flags
+  // are as random as the workload); writes one past the list either way, so
+  // a list filled by PushIf needs room for one more than it keeps.
+  void PushIf(uint32_t i, bool keep) {
+    data_[size_] = i;
+    size_ += keep;
+  }
   uint32_t operator[](uint32_t k) const { return data_[k]; }
   uint32_t size() const { return size_; }
 

@@ -148,30 +148,29 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   const uint64_t start = NowNs();
   const uint32_t n = static_cast<uint32_t>(batch.size());
   // Every op's hash and fingerprint first, one XXH3 each when Config::hash
-  // is the default (router.h, Fingerprint); then a pass that classifies the
-  // ops, asking the model to start loading kPrefetch ops ahead (a large key
-  // set misses the cache), so the misses of a batch overlap. An all-cold
-  // batch goes to the canonical store as it is, with no state of ours.
-  // (Not thread_local scratch: Route re-enters through completions.)
-  std::vector<uint64_t> hashes(2 * size_t{n});
-  uint64_t* fingerprints = hashes.data() + n;
+  // is the default (router.h, Fingerprint); then the model classifies the
+  // whole batch in one call (Model::Classify: its own loop, its probes'
+  // misses overlapped). An all-cold batch goes to the canonical store as it
+  // is, with no state of ours. (Not thread_local scratch: Route re-enters
+  // through completions. Not zeroed: every entry is written first.)
+  std::unique_ptr<uint64_t[]> scratch(new uint64_t[2 * size_t{n} + (size_t{n} + 7) / 8]);
+  uint64_t* const hashes = scratch.get();
+  uint64_t* const fingerprints = hashes + n;
+  uint8_t* const is_hot = reinterpret_cast<uint8_t*>(fingerprints + n);
   for (uint32_t j = 0; j < n; ++j) {
     hashes[j] = config_.hash(batch.key(j));
     if (!cpu_only_) fingerprints[j] = router_.Fingerprint(batch.key(j), hashes[j]);
   }
-  constexpr uint32_t kPrefetch = 8;
+  // KVCG_ENGINE_PROFILE: the phases' ends (route_profile.h).
+  uint64_t phase_end[RouteProfile::kPhases] = {};
+  if (profile_.on()) phase_end[RouteProfile::kHash] = NowNs();
+  uint32_t hot_count = n;
   if (!cpu_only_) {
-    for (uint32_t j = 0; j < std::min(n, kPrefetch); ++j) router_.Prefetch(fingerprints[j]);
+    router_.Sample(batch, hashes);
+    hot_count = router_.Classify(batch, hashes, fingerprints, is_hot);
   }
-  uint32_t i = 0;
-  if (!cpu_only_) {
-    for (; i < n; ++i) {
-      if (i + kPrefetch < n) router_.Prefetch(fingerprints[i + kPrefetch]);
-      router_.Sample(batch.key(i), hashes[i]);
-      if (router_.IsHot(batch.key(i), hashes[i], fingerprints[i])) break;
-    }
-  }
-  if (i == n && n != 0) {
+  if (hot_count == 0 && n != 0) {
+    if (profile_.on()) phase_end[RouteProfile::kClassify] = phase_end[RouteProfile::kHot] = NowNs();
     // Forwarded as it is, and so are its Results: nothing is copied.
     canonical_->Submit(std::move(batch), [this, start, done = std::move(done)](
                                              Results&& results) {
@@ -181,28 +180,25 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
       done(std::move(results));
       FinishStashed(1);
     });
+    if (profile_.on()) RecordPhases(start, phase_end, n, 0);
     return;
   }
 
-  auto* ctx = new BatchCtx(std::move(done), n, n - i, start);
+  auto* ctx = new BatchCtx(std::move(done), n, hot_count, start);
   ctx->batch = std::move(batch);
   Batch& b = ctx->batch;
-  // The rest of the batch in two passes: classify it, then run its hot ops
-  // with their hot-cache lines requested a few hot ops ahead, stage by stage
-  // (bucket, node, entry: each stage reads the line before it), so that a
-  // batch's cache misses overlap instead of costing three dependent memory
-  // reads per hot op (docs/BENCHMARKS.md 3b). Op i, if any (an empty batch
-  // comes here too), is hot: the first loop stopped there.
-  IndexList hot(n - i);
-  if (i < n) hot.Push(i);
-  for (uint32_t j = i + 1; j < n; ++j) {
-    if (!cpu_only_) {
-      if (j + kPrefetch < n) router_.Prefetch(fingerprints[j + kPrefetch]);
-      router_.Sample(b.key(j), hashes[j]);
-      if (!router_.IsHot(b.key(j), hashes[j], fingerprints[j])) continue;  // cold: stays as it is
-    }
-    hot.Push(j);
+  // The hot ops, then a pass that runs them with their hot-cache lines
+  // requested a few hot ops ahead, stage by stage (bucket, node, entry: each
+  // stage reads the line before it), so that a batch's cache misses overlap
+  // instead of costing three dependent memory reads per hot op
+  // (docs/BENCHMARKS.md 3b). (An empty batch comes here too.)
+  IndexList hot(hot_count + 1);  // + 1: PushIf
+  if (cpu_only_) {
+    for (uint32_t j = 0; j < n; ++j) hot.Push(j);
+  } else {
+    for (uint32_t j = 0; j < n; ++j) hot.PushIf(j, is_hot[j]);  // a cold op stays as it is
   }
+  if (profile_.on()) phase_end[RouteProfile::kClassify] = NowNs();
   // The ops answered here, to become no-ops in the canonical store's batch.
   IndexList answered_here(hot.size());
   bool keep_batch = false;  // the cache holds a reference into ctx->batch
@@ -244,7 +240,9 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   // A hit reaches its caller when the pass ends (the early answers, or the
   // batch's completion): its latency is the pass's. One clock read and one
   // record per batch, not per hit (they cost as much as the hit itself).
-  if (hits) hot_latency_.Record(NowNs() - start, hits);
+  const uint64_t hot_end = hits != 0 || profile_.on() ? NowNs() : 0;
+  if (hits) hot_latency_.Record(hot_end - start, hits);
+  phase_end[RouteProfile::kHot] = hot_end;
   if (hits) hot_hits_.fetch_add(hits, std::memory_order_relaxed);
   if (misses) hot_misses_.fetch_add(misses, std::memory_order_relaxed);
   if (waited) hot_waited_.fetch_add(waited, std::memory_order_relaxed);
@@ -275,7 +273,20 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
       OnCold(ctx, std::move(results));
     });
   }
+  if (profile_.on()) RecordPhases(start, phase_end, n, m);
   Finish(ctx, hits + errors + 1);  // +1: the routing pass's own hold on ctx
+}
+
+void KvcgEngine::RecordPhases(uint64_t start, uint64_t (&end)[RouteProfile::kPhases], uint32_t n,
+                              uint32_t hot) {
+  end[RouteProfile::kHandOff] = NowNs();
+  uint64_t ns[RouteProfile::kPhases];
+  uint64_t before = start;
+  for (int p = 0; p < RouteProfile::kPhases; ++p) {
+    ns[p] = end[p] - before;
+    before = end[p];
+  }
+  profile_.Add(ns, n, hot);
 }
 
 void KvcgEngine::OnCold(BatchCtx* ctx, Results&& results) {

@@ -66,6 +66,7 @@
 #include "engine/hot_answers.h"
 #include "engine/latency_histogram.h"
 #include "engine/request_gate.h"
+#include "engine/route_profile.h"
 #include "hotcache/hot_cache.h"
 #include "kvcg/engine.h"
 #include "router/router.h"
@@ -152,6 +153,9 @@ class KvcgEngine final : public Engine {
   // with `result` (already recorded in the op's results).
   void OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result);
   void Finish(BatchCtx* ctx, uint32_t ops);
+  // KVCG_ENGINE_PROFILE: one routing pass's phases, given their ends.
+  void RecordPhases(uint64_t start, uint64_t (&end)[RouteProfile::kPhases], uint32_t n,
+                    uint32_t hot);
 
   // The switch protocol's block/drain and unblock halves.
   void Block();
@@ -213,6 +217,7 @@ class KvcgEngine final : public Engine {
   std::atomic<uint64_t> hot_hits_{0}, hot_misses_{0}, hot_waited_{0}, cold_ops_{0}, errors_{0};
   LatencyHistogram hot_latency_;
   LatencyHistogram cold_latency_;
+  RouteProfile profile_;
   mutable std::mutex stats_mu_;
   std::deque<SwitchRecord> switches_;  // under stats_mu_
   uint64_t switch_count_ = 0;          // under stats_mu_

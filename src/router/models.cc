@@ -13,10 +13,20 @@ namespace kvcg {
 
 namespace {
 
+// How many ops ahead Classify asks a model to start loading (Prefetch): a
+// probe of a large key set misses the cache, and a batch's misses overlap.
+constexpr uint32_t kClassifyAhead = 8;
+
 class ConstantModel final : public Model {
  public:
   explicit ConstantModel(bool hot) : hot_(hot) {}
   bool IsHot(std::string_view, uint64_t, uint64_t) const override { return hot_; }
+  uint32_t Classify(const Batch& batch, const uint64_t*, const uint64_t*,
+                    uint8_t* hot) const override {
+    const uint32_t n = uint32_t(batch.size());
+    std::fill(hot, hot + n, uint8_t{hot_});
+    return hot_ ? n : 0;
+  }
   std::string Describe() const override { return hot_ ? "all-hot" : "all-cold"; }
   int64_t KeyCount() const override { return hot_ ? -1 : 0; }
 
@@ -53,6 +63,19 @@ class FingerprintSetModel final : public Model {
     return table_.Contains(fingerprint);
   }
   void Prefetch(uint64_t fingerprint) const override { table_.Prefetch(fingerprint); }
+  uint32_t Classify(const Batch& batch, const uint64_t*, const uint64_t* fingerprints,
+                    uint8_t* hot) const override {
+    const uint32_t n = uint32_t(batch.size());
+    for (uint32_t j = 0; j < std::min(n, kClassifyAhead); ++j) table_.Prefetch(fingerprints[j]);
+    uint32_t count = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+      if (j + kClassifyAhead < n) table_.Prefetch(fingerprints[j + kClassifyAhead]);
+      const uint8_t h = table_.Contains(fingerprints[j]);
+      hot[j] = h;
+      count += h;
+    }
+    return count;
+  }
   std::string Describe() const override {
     return description_ + "(" + std::to_string(table_.size()) + " keys)";
   }
@@ -78,6 +101,20 @@ class PredicateModel final : public Model {
 };
 
 }  // namespace
+
+uint32_t Model::Classify(const Batch& batch, const uint64_t* hashes, const uint64_t* fingerprints,
+                         uint8_t* hot) const {
+  const uint32_t n = uint32_t(batch.size());
+  for (uint32_t j = 0; j < std::min(n, kClassifyAhead); ++j) Prefetch(fingerprints[j]);
+  uint32_t count = 0;
+  for (uint32_t j = 0; j < n; ++j) {
+    if (j + kClassifyAhead < n) Prefetch(fingerprints[j + kClassifyAhead]);
+    const uint8_t h = IsHot(batch.key(j), hashes[j], fingerprints[j]);
+    hot[j] = h;
+    count += h;
+  }
+  return count;
+}
 
 std::shared_ptr<const Model> MakeAllColdModel() { return std::make_shared<ConstantModel>(false); }
 std::shared_ptr<const Model> MakeAllHotModel() { return std::make_shared<ConstantModel>(true); }

@@ -36,6 +36,18 @@ uint64_t Router::NextRandom() {
   return state * 2685821657736338717ull;
 }
 
+void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
+  // xorshift64*, as NextRandom, on a local state.
+  uint64_t state = NextRandom() | 1;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    if (state * 2685821657736338717ull >= sample_threshold_) continue;
+    if (trainer_->Add(batch.key(i), hashes[i])) samples_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 void Router::ResetTraining() {
   trainer_->Reset();
   samples_.store(0, std::memory_order_relaxed);

@@ -45,6 +45,12 @@ class Router {
     return model_->IsHot(key, hash, fingerprint);
   }
   void Prefetch(uint64_t fingerprint) const { model_->Prefetch(fingerprint); }
+  // Every op of `batch` at once (Model::Classify): hot[i] is 0 or 1; returns
+  // how many are hot.
+  uint32_t Classify(const Batch& batch, const uint64_t* hashes, const uint64_t* fingerprints,
+                    uint8_t* hot) const {
+    return model_->Classify(batch, hashes, fingerprints, hot);
+  }
   // KeyFingerprint(key), from `hash` when Config::hash is the default (the
   // same XXH3, so the key is hashed once per request).
   uint64_t Fingerprint(std::string_view key, uint64_t hash) const {
@@ -56,6 +62,12 @@ class Router {
   void Sample(std::string_view key, uint64_t hash) {
     if (sample_threshold_ == 0 || NextRandom() >= sample_threshold_) return;
     if (trainer_->Add(key, hash)) samples_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Sample for every op of `batch` (hashes[i]: op i's Config::hash): the
+  // same draw per op, from a generator seeded once per batch and kept in a
+  // register (NextRandom's thread-local state costs a call per op).
+  void Sample(const Batch& batch, const uint64_t* hashes) {
+    if (sample_threshold_ != 0) SampleBatch(batch, hashes);
   }
   bool sampling() const { return sample_threshold_ != 0; }
 
@@ -77,6 +89,7 @@ class Router {
 
  private:
   static uint64_t NextRandom();
+  void SampleBatch(const Batch& batch, const uint64_t* hashes);
 
   const RouterModel kind_;
   const bool default_hash_;  // Config::hash is Xxh3Hash

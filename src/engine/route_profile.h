@@ -1,0 +1,59 @@
+// RouteProfile: where the engine's routing pass spends its time, per phase,
+// summed over batches and printed to stderr when the engine closes — with
+// KVCG_ENGINE_PROFILE=1 in the environment, else it costs one branch per
+// batch. The engine benchmark's diagnosis tool, as KVCG_GPU_PROFILE is the
+// GPU pipeline's.
+//
+// Why: a hot op is answered when its batch's routing pass ends, so the pass
+// is the hot latency (docs/BENCHMARKS.md 3c), and on the engine's client
+// threads it is also what kvcg mode adds to gpu-only's per-op cost. Its
+// phases: hash every key; classify every op (model probe); run the hot ops on
+// the hot cache; hand the rest to the canonical store (early answers, the
+// masked batch's Submit — on the CPU backend that runs the cold ops inline).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kvcg::engine {
+
+class RouteProfile {
+ public:
+  enum Phase { kHash, kClassify, kHot, kHandOff, kPhases };
+
+  RouteProfile() {
+    const char* e = std::getenv("KVCG_ENGINE_PROFILE");
+    on_ = e != nullptr && e[0] != '\0' && e[0] != '0';
+  }
+  ~RouteProfile() {
+    const uint64_t b = batches_.load();
+    if (!on_ || b == 0) return;
+    const double ops = double(ops_.load()), hot = double(hot_.load());
+    std::fprintf(stderr,
+                 "engine route profile: %llu batches, %.0f ops (%.1f%% hot); per batch (us) hash "
+                 "%.2f classify %.2f hot %.2f hand-off %.2f; per op (ns) hash %.1f classify %.1f, "
+                 "per hot op %.1f\n",
+                 (unsigned long long)b, ops, ops > 0 ? 100.0 * hot / ops : 0.0, Us(kHash, b),
+                 Us(kClassify, b), Us(kHot, b), Us(kHandOff, b), double(ns_[kHash].load()) / ops,
+                 double(ns_[kClassify].load()) / ops,
+                 hot > 0 ? double(ns_[kHot].load()) / hot : 0.0);
+  }
+  bool on() const { return on_; }
+  // One batch's phases (ns), its ops and its hot ops.
+  void Add(const uint64_t (&ns)[kPhases], uint32_t ops, uint32_t hot) {
+    for (int p = 0; p < kPhases; ++p) ns_[p].fetch_add(ns[p], std::memory_order_relaxed);
+    ops_.fetch_add(ops, std::memory_order_relaxed);
+    hot_.fetch_add(hot, std::memory_order_relaxed);
+    batches_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+ private:
+  double Us(Phase p, uint64_t batches) const { return double(ns_[p].load()) / 1e3 / double(batches); }
+
+  bool on_ = false;
+  std::atomic<uint64_t> ns_[kPhases] = {}, ops_{0}, hot_{0}, batches_{0};
+};
+
+}  // namespace kvcg::engine
