@@ -106,8 +106,16 @@ void HotCache::PublishFast(Entry& e) {
 bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, const OpRef& op) {
   if (key.size() > kFastBytes) return false;
   const size_t key_words = Words(key.size());
-  uint64_t want[kFastWords - 1] = {};
-  if (!key.empty()) std::memcpy(want, key.data(), key.size());  // an empty key's data may be null
+  // The key as the fast copy holds it: whole words, the last zero-padded
+  // (fixed-size copies, so no call to memcpy per GET).
+  uint64_t want[kFastWords - 1];
+  const size_t full = key.size() / 8, tail = key.size() % 8;
+  for (size_t w = 0; w < full; ++w) std::memcpy(&want[w], key.data() + 8 * w, 8);
+  if (tail != 0) {
+    char last[8] = {};
+    for (size_t i = 0; i < tail; ++i) last[i] = key[8 * full + i];
+    std::memcpy(&want[full], last, 8);
+  }
   uint64_t value[kFastWords - 1];
   // A second try only: a bucket that keeps changing is being written, and
   // the lock is then the cheaper wait.
@@ -392,7 +400,7 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
   const bool before = Present(*e);
   if (Apply(*e, op, /*queued=*/false)) {
     MarkDirty(*e);
-    presence_delta_.fetch_add(int64_t{Present(*e)} - int64_t{before}, std::memory_order_relaxed);
+    AddPresence(int64_t{Present(*e)} - int64_t{before});
   }
   return Outcome::kDone;
 }
@@ -436,8 +444,7 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
     const bool before = Present(*e);
     if (Apply(*e, w, /*queued=*/true)) {
       MarkDirty(*e);
-      presence_delta_.fetch_add(int64_t{Present(*e)} - int64_t{before},
-                                std::memory_order_relaxed);
+      AddPresence(int64_t{Present(*e)} - int64_t{before});
     }
     out->done.push_back(w);
   }

@@ -249,6 +249,12 @@ class HotCache {
 
   Bucket& BucketFor(uint64_t hash) const { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
   static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
+  // presence_delta_ += d, skipped when d is 0 (most writes: a PUT over a
+  // value): the counter is one line that every thread's writes would
+  // otherwise take turns owning.
+  void AddPresence(int64_t d) {
+    if (d != 0) presence_delta_.fetch_add(d, std::memory_order_relaxed);
+  }
   // A GET answered from a fast copy without the lock; false when the locked
   // path must decide (no fast copy of the key, or the bucket kept changing).
   static bool TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, const OpRef& op);
