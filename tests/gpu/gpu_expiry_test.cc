@@ -254,7 +254,9 @@ TEST(GpuExpiry, DifferentialSmallArbs) {
 
 TEST(GpuExpiry, DifferentialLargeArbs) {
   SKIP_WITHOUT_GPU();
-  // Batches up to 6000 ops: ARBs past kSmallArbOps take the grid prepare path.
+  // Batches up to 6000 ops: ARBs past kSmallArbOps take the medium (one
+  // block of 1,024 threads) prepare, and the aggregated ones past
+  // kMediumArbOps the grid path.
   RunDifferential(ExpiryConfig(Layout::kGeneral), 40, 3000, 6000, 2);
 }
 

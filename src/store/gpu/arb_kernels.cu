@@ -13,6 +13,19 @@ __global__ void __launch_bounds__(kThreads) SmallPrepareKernel(ArbDev a) {
   SmallPrepare<kItems>(a);
 }
 
+constexpr int kMediumThreads = 1024;
+constexpr int kMediumItems = int(kMediumArbOps) / kMediumThreads;
+struct MediumShared {
+  PrepareShared<kMediumArbOps> prep;
+  SortNumbering<kMediumThreads, kMediumItems>::TempStorage numbering;
+};
+
+__global__ void __launch_bounds__(kMediumThreads) MediumPrepareKernel(ArbDev a) {
+  extern __shared__ __align__(16) unsigned char medium_shared[];
+  MediumShared& sh = *reinterpret_cast<MediumShared*>(medium_shared);
+  OneBlockPrepare<kMediumThreads, kMediumItems>(a, sh.prep, nullptr, &sh.numbering);
+}
+
 // --- Large ARBs: grid kernels around device-wide cub sort and scans,
 // sized for `cap` ops (LargeArbCapacity) and reading the ARB itself from
 // device memory (ArbPrepareLarge). Positions n .. cap are padding: they sort last
@@ -82,7 +95,17 @@ cudaError_t ArbTempBytes(uint32_t n, size_t* bytes) {
 }
 
 cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream) {
-  if (a.n > kSmallArbOps) return cudaErrorInvalidValue;
+  if (a.n > kMediumArbOps) return cudaErrorInvalidValue;
+  if (a.n > kSmallArbOps) {
+    if (a.stage != nullptr) return cudaErrorInvalidValue;  // its input is in device memory
+    // Past the 48 KB of static shared memory: allowed once per thread (a
+    // store's pipeline thread, with the store's device current).
+    thread_local cudaError_t allowed = cudaFuncSetAttribute(
+        MediumPrepareKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sizeof(MediumShared)));
+    if (allowed != cudaSuccess) return allowed;
+    MediumPrepareKernel<<<1, kMediumThreads, sizeof(MediumShared), stream>>>(a);
+    return cudaGetLastError();
+  }
   if (a.n <= kThreads) {
     SmallPrepareKernel<1><<<1, kThreads, 0, stream>>>(a);
   } else if (a.n <= 2 * kThreads) {

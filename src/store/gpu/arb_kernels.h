@@ -23,11 +23,16 @@
 //      rare); op at sorted position p of a group starting at s gets
 //      need = p - s (a write waits for all earlier ops) or, for a GET,
 //      (last write at or before p) - s + 1 (0 if none).
-//   Small ARBs (<= kSmallArbOps) do both in one block (arb_prepare.cuh
-//   SmallPrepare: the ops grouped by hash in a shared-memory table, the
-//   same numbering without a sort), as one kernel or inside the resident
-//   kernel. Large ARBs use device-wide cub sort (top 32 bits) and scans,
-//   sized for the ARB's size class (ArbPrepareLarge).
+//   ARBs of up to kMediumArbOps ops do both in one block (arb_prepare.cuh
+//   OneBlockPrepare: the ops grouped by hash in a shared-memory table, the
+//   same numbering without a sort): small ones (<= kSmallArbOps) as one
+//   kernel of 256 threads or inside the resident kernel, medium ones as one
+//   kernel of 1,024 threads with its table in dynamic shared memory. Large
+//   ARBs use device-wide cub sort (top 32 bits) and scans, sized for the
+//   ARB's size class (ArbPrepareLarge): about a dozen kernel launches and
+//   cub calls, which on the H200 host cost the pipeline thread ~80 µs per
+//   ARB — the bound of the GPU store at a few thousand ops per ARB (many
+//   clients with 512-op batches), hence the medium kernel.
 //   Grouping by some of the hash's bits groups a superset of each key's
 //   ops: still a correct order, at the price of rare extra waits.
 // Results: the L-Slab kernel itself writes them in kvcg's form into the
@@ -46,7 +51,8 @@
 
 namespace kvcg::store::gpu {
 
-constexpr uint32_t kSmallArbOps = 2048;  // 256 threads x 8 items
+constexpr uint32_t kSmallArbOps = 2048;   // 256 threads x 8 items
+constexpr uint32_t kMediumArbOps = 8192;  // 1,024 threads x 8 items
 
 // Codes of ops that must be re-run (only in a batch that ran alone on a
 // partial slab allowance, slab_pool.h).
@@ -153,9 +159,10 @@ uint32_t LargeArbCapacity(uint32_t n);
 // cub scratch for a large ARB's prepare of `cap` ops.
 cudaError_t ArbTempBytes(uint32_t cap, size_t* bytes);
 
-// Small ARBs (n <= kSmallArbOps): normalize + number (+ scatter the put
+// ARBs of n <= kMediumArbOps ops: normalize + number (+ scatter the put
 // list and the write slots) in one single-block kernel, and reset the
-// header; enqueued on `stream`.
+// header; enqueued on `stream`. Only a small ARB (n <= kSmallArbOps) may
+// have its input in the mapped staging buffer (ArbDev::stage).
 cudaError_t ArbPrepare(const ArbDev& a, cudaStream_t stream);
 
 // Large ARBs: the same, as a fixed sequence of grid kernels and cub calls

@@ -6,6 +6,9 @@
 // ARB in one kernel; internal to each (anonymous namespace).
 #pragma once
 
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_scan.cuh>
+
 #include "store/gpu/arb_kernels.h"
 #include "store/gpu/lslab_types.h"
 #include "store/gpu/resident_ring.h"
@@ -226,8 +229,10 @@ __device__ void CopyStage(const ArbDev& a) {
   __syncthreads();
 }
 
-// --- Small ARBs: everything in one block. kItems per thread is the
-// smallest that holds n.
+// --- Small and medium ARBs: everything in one block of kBlock threads,
+// kItems ops per thread (the smallest that holds n), the table and per-op
+// arrays in `sh` (static shared memory for a small ARB, dynamic for a
+// medium one: 152 KB at 8,192 ops).
 //
 // Numbering without a sort. A small ARB's ops are grouped by their hash in
 // a shared-memory table (open addressing, 2 slots per op, keyed by the
@@ -250,26 +255,103 @@ __device__ void CopyStage(const ArbDev& a) {
 // with, up to most of a skewed batch) stay out of the table: they read and
 // write nothing, so they need no order, and grouped under hash 0 they made
 // one large group that scanned quadratically for nothing.
-template <int kItems>
-__device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr) {
-  constexpr uint32_t kMaxOps = kThreads * kItems;
+template <uint32_t kMaxOps>
+struct PrepareShared {
+  uint32_t tab_key[2 * kMaxOps];    // 0 = empty, else hash >> 32 | 1
+  uint32_t tab_count[2 * kMaxOps];  // ops in the slot
+  uint16_t op_slot[kMaxOps];        // per op: its slot | kWriterBit for a writer
+  uint8_t sh_type[kMaxOps];         // per op: the type column's value
+};
+
+// A medium ARB's numbering: a stable block radix sort of the ops by their
+// slot (blocked arrangement, so ties keep batch order) and a max-scan that
+// finds each op's group start and the last writer before it — the large
+// path's sort-and-scan (MarkKernel, CtlKernel), inside one block. The
+// small path's scan of the ops before each grouped op costs O(n) per op:
+// fine for a few hundred, but a skewed 8,192-op ARB (a zipf 0.99 batch
+// puts hundreds of ops on its hottest keys) spent ~1 ms in it on the H200.
+template <int kBlock, int kItems>
+struct SortNumbering {
+  using Sort = cub::BlockRadixSort<uint32_t, kBlock, kItems, uint32_t>;
+  using Scan = cub::BlockScan<int2, kBlock>;
+  union TempStorage {
+    typename Sort::TempStorage sort;
+    typename Scan::TempStorage scan;
+  };
+
+  // op_slot: each op's slot (kNoSlot: skipped), sh_type: its type after the
+  // put scatter; sorted_slot: kBlock * kItems words of scratch.
+  static __device__ void Run(const ArbDev& a, const uint16_t* op_slot, const uint8_t* sh_type,
+                             uint32_t* sorted_slot, TempStorage& temp, uint16_t no_slot,
+                             uint16_t slot_mask) {
+    constexpr uint32_t kPositions = kBlock * kItems;
+    constexpr uint32_t kPad = 0xffffu;  // positions past n sort last, after skipped ops
+    const uint32_t first = threadIdx.x * kItems;
+    uint32_t key[kItems], op[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      op[k] = first + k;
+      key[k] = op[k] < a.n ? uint32_t(op_slot[op[k]] & slot_mask) : kPad;
+    }
+    Sort(temp.sort).Sort(key, op, 0, 16);
+    __syncthreads();  // temp is the scan's next
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) sorted_slot[first + k] = key[k];
+    __syncthreads();
+    int2 m[kItems];  // (group start, last writer) candidates at each position
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const uint32_t p = first + k;
+      const bool start = p == 0 || sorted_slot[p - 1] != key[k];
+      const bool writer = key[k] < no_slot && IsWriter(sh_type[op[k]]);
+      m[k] = make_int2(start ? int(p) : 0, writer ? int(p) : -1);
+    }
+    Scan(temp.scan).InclusiveScan(m, m, MaxInt2{});
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const uint32_t p = first + k, o = op[k];
+      if (o >= a.n) continue;  // padding
+      const uint8_t type = sh_type[o];
+      uint32_t group = 0, need = 0;
+      const uint32_t s = uint32_t(m[k].x);
+      const bool alone =
+          key[k] >= no_slot || (s == p && (p + 1 == kPositions || sorted_slot[p + 1] != key[k]));
+      if (!alone) {
+        group = s + 1;  // unique, <= n: a group's first position
+        need = IsWriter(type) ? p - s : (m[k].y >= int(s) ? uint32_t(m[k].y) - s + 1 : 0u);
+      }
+      a.ctl[o] = MakeCtl(type & 3, (type & 4) != 0, group, need);
+    }
+  }
+};
+
+// sort_temp: SortNumbering's storage when kBlock * kItems > kSmallArbOps
+// (a medium ARB numbers by sorting), else unused.
+template <int kBlock, int kItems>
+__device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>& sh,
+                                volatile uint64_t* marks, void* sort_temp = nullptr) {
+  constexpr uint32_t kMaxOps = kBlock * kItems;
   constexpr uint32_t kTab = 2 * kMaxOps;
   constexpr uint32_t kWriterBit = 0x8000u;
   constexpr uint16_t kNoSlot = 0x7fffu;  // a skipped op's op_slot
   static_assert(kTab < kNoSlot, "slot indices fit in 15 bits, below kNoSlot");
-  __shared__ uint32_t tab_key[kTab];    // 0 = empty, else hash >> 32 | 1
-  __shared__ uint32_t tab_count[kTab];  // ops in the slot
-  __shared__ uint16_t op_slot[kMaxOps]; // per op: its slot | kWriterBit for a writer
-  __shared__ uint8_t sh_type[kMaxOps];   // per op: the type column's value
+  uint32_t* const tab_key = sh.tab_key;
+  uint32_t* const tab_count = sh.tab_count;
+  uint16_t* const op_slot = sh.op_slot;
+  uint8_t* const sh_type = sh.sh_type;
   const uint32_t tid = threadIdx.x;
-  if (a.stage != nullptr) CopyStage(a);
+  // Only a small ARB's input is staged in mapped memory (and CopyStage is
+  // written for kThreads).
+  if constexpr (kBlock == kThreads) {
+    if (a.stage != nullptr) CopyStage(a);
+  }
   if (marks != nullptr && tid == 0) marks[kMarkStaged] = GlobalNs();
-  // Thread tid's ops are tid + k kThreads; their hashes stay in registers.
+  // Thread tid's ops are tid + k kBlock; their hashes stay in registers.
   uint64_t hash[kItems];
   uint32_t skips = 0;  // bit k: op k of this thread skips
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const uint32_t i = tid + uint32_t(k) * kThreads;
+    const uint32_t i = tid + uint32_t(k) * kBlock;
     if (i >= a.n) continue;
     const NormalizedOp o = NormalizeOp(a, i);
     hash[k] = o.hash;
@@ -277,7 +359,7 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
     if (o.skip) skips |= 1u << k;
   }
   if (tid == 0) InitHeader(a);
-  for (uint32_t t = tid; t < kTab; t += kThreads) {
+  for (uint32_t t = tid; t < kTab; t += kBlock) {
     tab_key[t] = 0;
     tab_count[t] = 0;
   }
@@ -286,7 +368,7 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
   // failed PUT into a no-op GET, which it then only orders more than needed).
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const uint32_t i = tid + uint32_t(k) * kThreads;
+    const uint32_t i = tid + uint32_t(k) * kBlock;
     if (i >= a.n) continue;
     if (skips & (1u << k)) {
       op_slot[i] = kNoSlot;
@@ -304,10 +386,17 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
   }
   __syncthreads();
   const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
-  for (uint32_t j = tid; j < scatter; j += kThreads) ScatterPut(a, j, sh_type);
+  for (uint32_t j = tid; j < scatter; j += kBlock) ScatterPut(a, j, sh_type);
   __syncthreads();
   if (marks != nullptr && tid == 0) marks[kMarkNormalized] = GlobalNs();
-  for (uint32_t i = tid; i < a.n; i += kThreads) {
+  if constexpr (kMaxOps > kSmallArbOps) {
+    using SN = SortNumbering<kBlock, kItems>;
+    // tab_count is free now: it holds the sorted slots.
+    SN::Run(a, op_slot, sh_type, tab_count, *static_cast<typename SN::TempStorage*>(sort_temp),
+            kNoSlot, uint16_t(~kWriterBit));
+    return;
+  }
+  for (uint32_t i = tid; i < a.n; i += kBlock) {
     const uint32_t t = op_slot[i] & ~kWriterBit;
     const uint8_t type = sh_type[i];
     uint32_t group = 0, need = 0;
@@ -326,6 +415,13 @@ __device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr
     }
     a.ctl[i] = MakeCtl(type & 3, (type & 4) != 0, group, need);
   }
+}
+
+// A small ARB's prepare (256 threads; also the resident kernel's).
+template <int kItems>
+__device__ void SmallPrepare(const ArbDev& a, volatile uint64_t* marks = nullptr) {
+  __shared__ PrepareShared<kThreads * kItems> sh;
+  OneBlockPrepare<kThreads, kItems>(a, sh, marks);
 }
 
 }  // namespace

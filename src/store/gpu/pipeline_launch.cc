@@ -158,6 +158,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
                             bool host_hash) {
   const size_t n = s.n;
   const bool small_arb = n <= kSmallArbOps;
+  // Its prepare is one kernel (ArbPrepare) up to kMediumArbOps ops, a
+  // dozen grid kernels and cub calls past that (arb_kernels.h).
+  const bool one_block_prepare = n <= kMediumArbOps;
   // Output region (device, then one copy into the ARB's pinned buffer).
   size_t out = 0;
   // A large general ARB's found GETs return values of up to kValueCopyBytes
@@ -216,8 +219,8 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   // Work region: the normalized columns and scratch (a large ARB's for its
   // size class).
   size_t temp = 0;
-  const uint32_t cap = small_arb ? uint32_t(n) : LargeArbCapacity(uint32_t(n));
-  if (!small_arb) {
+  const uint32_t cap = one_block_prepare ? uint32_t(n) : LargeArbCapacity(uint32_t(n));
+  if (!one_block_prepare) {
     cudaError_t e = LargeTempBytes(cap, &temp);
     if (e != cudaSuccess) return e;
   }
@@ -400,8 +403,8 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     return err;
   }
   if (err == cudaSuccess) {
-    err = small_arb ? ArbPrepare(a, st)
-                    : LaunchLargePrepare(s, a, cap, reinterpret_cast<ArbDev*>(w + wl.dev));
+    err = one_block_prepare ? ArbPrepare(a, st)
+                            : LaunchLargePrepare(s, a, cap, reinterpret_cast<ArbDev*>(w + wl.dev));
   }
   if (profile_) {
     t0 = NowNs();
