@@ -15,18 +15,11 @@
 namespace kvcg {
 namespace {
 
+using gpu_test::GpuConfig;
 using gpu_test::OpenOrDie;
 using gpu_test::RunDifferential;
 using store::gpu::kMediumArbOps;
 using store::gpu::kSmallArbOps;
-
-Config PrepareConfig(Layout layout) {
-  Config c;
-  c.backend = Backend::kGpu;
-  c.layout = layout;
-  c.gpu_memory_bytes = 1ull << 30;
-  return c;
-}
 
 const int kSizes[] = {int(kSmallArbOps), int(kSmallArbOps) + 1, 5000, int(kMediumArbOps),
                       int(kMediumArbOps) + 1};
@@ -38,7 +31,7 @@ TEST(GpuPrepare, EverySizeClassAtItsBoundsMatchesTheModel) {
       for (int ops : kSizes) {
         SCOPED_TRACE(std::string(LayoutName(layout)) + (pinned ? " pinned " : " heap ") +
                      std::to_string(ops) + " ops");
-        auto store = OpenOrDie(PrepareConfig(layout));
+        auto store = OpenOrDie(GpuConfig(layout));
         ASSERT_TRUE(store);
         // 300 keys: every key about ops / 300 times in a batch.
         RunDifferential(store.get(), layout == Layout::kFixed8, 100 + uint64_t(ops), 3, ops, 300,
@@ -48,13 +41,14 @@ TEST(GpuPrepare, EverySizeClassAtItsBoundsMatchesTheModel) {
   }
 }
 
-// Every key hashes alike: one group of the whole batch, numbered by the
-// scan of the ops before each one (quadratic in a medium ARB's 8,192 ops).
+// Every key hashes alike: the whole batch is one group, one run of the
+// medium prepare's sort whose ops must keep batch order (a stable sort) and
+// wait for every earlier writer.
 TEST(GpuPrepare, OneGroupOfAWholeMediumArbMatchesTheModel) {
   SKIP_WITHOUT_GPU();
   for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
     SCOPED_TRACE(LayoutName(layout));
-    Config c = PrepareConfig(layout);
+    Config c = GpuConfig(layout);
     c.hash = [](std::string_view) -> uint64_t { return 7; };
     auto store = OpenOrDie(c);
     ASSERT_TRUE(store);

@@ -27,16 +27,9 @@
 namespace kvcg {
 namespace {
 
-Config GpuConfig(Layout layout) {
-  Config c;
-  c.backend = Backend::kGpu;
-  c.layout = layout;
-  c.gpu_memory_bytes = 1ull << 30;
-  return c;
-}
-
 using gpu_test::OpenOrDie;
 
+using gpu_test::GpuConfig;
 using gpu_test::HostModel;
 using gpu_test::RunDifferential;
 using gpu_test::Same;
