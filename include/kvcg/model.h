@@ -47,7 +47,8 @@ class Model {
   virtual void Prefetch(uint64_t fingerprint) const { (void)fingerprint; }
   // IsHot for every op of `batch` at once (columns in, a column out):
   // hot[i] = IsHot(batch.key(i), hashes[i], fingerprints[i]) as 0 or 1 for
-  // i < batch.size(); returns how many are 1. The engine calls it once per
+  // i < batch.size(); returns how many are 1 (the engine does not rely on
+  // it beyond "none": a wrong count only costs speed). Called once per
   // routing pass. The default asks IsHot op by op with Prefetch a few ops
   // ahead; a model with a cheap probe overrides it with a loop of its own
   // (one virtual call per batch instead of two per op). Thread-safe.

@@ -192,7 +192,9 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   // stage reads the line before it), so that a batch's cache misses overlap
   // instead of costing three dependent memory reads per hot op
   // (docs/BENCHMARKS.md 3b). (An empty batch comes here too.)
-  IndexList hot(hot_count + 1);  // + 1: PushIf
+  // n + 1: PushIf writes one past; sized by n, not by the model's count,
+  // which a user's Model::Classify might get wrong.
+  IndexList hot(n + 1);
   if (cpu_only_) {
     for (uint32_t j = 0; j < n; ++j) hot.Push(j);
   } else {

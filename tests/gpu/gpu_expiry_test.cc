@@ -332,11 +332,13 @@ TEST(GpuExpiry, PlainPutMakesAKeyPersistent) {
   }
 }
 
-TEST(GpuExpiry, Fixed8RefusesExpiryOnTheDeviceInBothPreparePaths) {
+// One batch per prepare path (arb_kernels.h): small, medium and large ARBs
+// (30, 5,000 and 9,000 ops); the refused ops skip in each.
+TEST(GpuExpiry, Fixed8RefusesExpiryOnTheDeviceInEveryPreparePath) {
   SKIP_WITHOUT_GPU();
   std::unique_ptr<Store> store = OpenOrDie(ExpiryConfig(Layout::kFixed8));
   g_now = kStart;
-  for (size_t n : {size_t(30), size_t(5000)}) {
+  for (size_t n : {size_t(30), size_t(5000), size_t(9000)}) {
     Batch b = store->NewBatch();
     for (size_t i = 0; i < n; ++i) {
       const std::string k = gpu_test::Bytes8(i + 1);

@@ -97,7 +97,8 @@ void RunAgainstModel(Store* store, bool fixed8, const std::vector<int>& sizes, i
 class ResidentRing : public ::testing::TestWithParam<Layout> {};
 
 // Sizes on both sides of the ring's limits: up to kResidentMaxOps ops (the
-// ring), more (a small ARB on a stream), past kSmallArbOps (a large ARB).
+// ring), more (a small ARB on a stream), past kSmallArbOps (a medium ARB:
+// one-block prepare of 1,024 threads, DMA copies).
 TEST_P(ResidentRing, AnswersEqualTheModelAcrossBothPaths) {
   SKIP_WITHOUT_GPU();
   const bool fixed8 = GetParam() == Layout::kFixed8;

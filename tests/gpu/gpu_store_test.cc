@@ -52,7 +52,7 @@ TEST(GpuStore, GeneralDifferentialWithRepeatedKeys) {
 // Every L-Slab kernel variant (tile of 32, 16 or 8 lanes per op; capped or
 // uncapped registers) gives the same answers, including under forced
 // collisions. General layout only: fixed8 runs on the window table, whose
-// kernel has one variant. The batches without collisions are large ARBs
+// kernel has one variant. The batches without collisions are medium ARBs
 // (more than kSmallArbOps), whose GETs return short values from the key
 // records' copies (ArbView::value_slots); the colliding ones are small.
 TEST(GpuStore, EveryKernelVariantMatchesTheModel) {
@@ -324,8 +324,9 @@ TEST(GpuStore, ClearWhileSubmitting) {
   EXPECT_EQ(store->Get("t0:1").code, Code::kNotFound);
 }
 
-// ARBs over kSmallArbOps take the device-wide sort path; page-locked batches
-// of >= 1024 ops are DMA'd as is. Both against the model, both layouts.
+// ARBs over kMediumArbOps take the device-wide sort path (20,000 and 9,000
+// ops here); page-locked batches of >= 1024 ops are DMA'd as is. Both
+// against the model, both layouts.
 TEST(GpuStore, LargeArbsAndDirectBatchesMatchTheModel) {
   SKIP_WITHOUT_GPU();
   for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {

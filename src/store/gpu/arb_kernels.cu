@@ -20,6 +20,10 @@ struct MediumShared {
   SortNumbering<kMediumThreads, kMediumItems>::TempStorage numbering;
 };
 
+// The kernel is built for sm_90 only (CMakeLists.txt), whose blocks may
+// have up to 227 KB of shared memory.
+static_assert(sizeof(MediumShared) <= 227 * 1024, "a medium ARB's prepare fits one block");
+
 __global__ void __launch_bounds__(kMediumThreads) MediumPrepareKernel(ArbDev a) {
   extern __shared__ __align__(16) unsigned char medium_shared[];
   MediumShared& sh = *reinterpret_cast<MediumShared*>(medium_shared);

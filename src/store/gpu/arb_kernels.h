@@ -24,10 +24,12 @@
 //      need = p - s (a write waits for all earlier ops) or, for a GET,
 //      (last write at or before p) - s + 1 (0 if none).
 //   ARBs of up to kMediumArbOps ops do both in one block (arb_prepare.cuh
-//   OneBlockPrepare: the ops grouped by hash in a shared-memory table, the
-//   same numbering without a sort): small ones (<= kSmallArbOps) as one
-//   kernel of 256 threads or inside the resident kernel, medium ones as one
-//   kernel of 1,024 threads with its table in dynamic shared memory. Large
+//   OneBlockPrepare: the ops grouped by hash in a shared-memory table):
+//   small ones (<= kSmallArbOps) as one kernel of 256 threads or inside the
+//   resident kernel, numbered without a sort (each grouped op counts the
+//   ones before it); medium ones as one kernel of 1,024 threads with the
+//   table in dynamic shared memory, numbered by a block radix sort of the
+//   ops' table slots and a max-scan (SortNumbering). Large
 //   ARBs use device-wide cub sort (top 32 bits) and scans, sized for the
 //   ARB's size class (ArbPrepareLarge): about a dozen kernel launches and
 //   cub calls, which on the H200 host cost the pipeline thread ~80 µs per

@@ -377,7 +377,7 @@ void Pipeline::Complete(Slot& s) {
     }
   }
   Hand(s);
-  if (profile_ && s.resident) FinishResidentRecord();
+  if (profile_) FinishResidentRecord(s);
 }
 
 void Pipeline::FreeWrites(Slot& s) {
@@ -481,6 +481,7 @@ void Pipeline::RunRetries(Slot& s) {
       inflight_.pop_back();
       // Finish without recursing into retries: codes come back as markers.
       if (Finish(x)) Deliver(x);
+      if (profile_) FinishResidentRecord(x);
     }
     todo.swap(again);
     if (starved) std::this_thread::sleep_for(std::chrono::microseconds(50));

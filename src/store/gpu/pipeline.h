@@ -297,6 +297,7 @@ class Pipeline {
     bool resident = false;
     uint64_t seq = 0;
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
+    int64_t res_record = -1;  // when profiling: its Profile::res_records entry, until delivered
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
     // Large ARBs' prepare: the page-locked copy of the ARB's descriptor
     // that LaunchLargePrepare copies to the device. Allocated with the
@@ -370,8 +371,8 @@ class Pipeline {
   // KVCG_GPU_PROFILE (pipeline_profile.cc): a resident ARB's times, taken
   // when its results are seen (Finish) and once it is delivered or handed
   // on (Complete); the report printed at Stop().
-  void RecordResident(const Slot& s);
-  void FinishResidentRecord();
+  void RecordResident(Slot& s);
+  void FinishResidentRecord(Slot& s);
   void PrintProfile();
   // Returns once the delivery thread has delivered everything handed to it.
   void DrainDeliveries();

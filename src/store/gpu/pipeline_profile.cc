@@ -24,7 +24,7 @@ constexpr size_t kMaxResidentRecords = size_t{1} << 18;
 
 }  // namespace
 
-void Pipeline::RecordResident(const Slot& s) {
+void Pipeline::RecordResident(Slot& s) {
   const uint64_t now = NowNs();
   prof_.res_round += now - s.posted_ns;
   const volatile uint64_t* m = res_host_->prof[s.seq % kResidentRing];
@@ -40,6 +40,7 @@ void Pipeline::RecordResident(const Slot& s) {
     if (r->enqueued_ns != 0 && (first == 0 || r->enqueued_ns < first)) first = r->enqueued_ns;
   }
   if (prof_.res_records.empty()) prof_.res_records.reserve(kMaxResidentRecords);
+  s.res_record = int64_t(prof_.res_records.size());
   Profile::ResidentRecord& rec = prof_.res_records.emplace_back();
   rec.queued = first != 0 && first < s.posted_ns ? s.posted_ns - first : 0;
   rec.round = now - s.posted_ns;
@@ -47,10 +48,11 @@ void Pipeline::RecordResident(const Slot& s) {
   rec.seen_at = now;
 }
 
-void Pipeline::FinishResidentRecord() {
-  if (prof_.res_records.empty()) return;
-  Profile::ResidentRecord& rec = prof_.res_records.back();
-  if (rec.deliver == 0) rec.deliver = NowNs() - rec.seen_at;
+void Pipeline::FinishResidentRecord(Slot& s) {
+  if (s.res_record < 0) return;  // not recorded (not resident, or past the cap)
+  Profile::ResidentRecord& rec = prof_.res_records[size_t(s.res_record)];
+  rec.deliver = NowNs() - rec.seen_at;
+  s.res_record = -1;
 }
 
 void Pipeline::PrintProfile() {
