@@ -348,7 +348,8 @@ void DurableStore::RefuseWrites(Batch batch, Completion done) {
     for (size_t i = 0; i < n; ++i) {
       b.SetCode(i, types[i] == OpType::kNoop ? Code::kNotFound : Code::kIoError);
     }
-    for (size_t j = 0; j < at.size() && j < r.size(); ++j) b.SetView(at[j], r.code(j), r.value(j));
+    // Each read's answer as the store gave it, its expire-at included.
+    for (size_t j = 0; j < at.size() && j < r.size(); ++j) b.SetView(at[j], r[j]);
     b.Keep(std::move(r));
     done(b.Finish());
   };

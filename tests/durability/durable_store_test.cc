@@ -266,6 +266,12 @@ TEST(Durable, AFullDiskRefusesWritesKeepsReadsAndLosesNothingAcknowledged) {
     auto store = MustOpen(DurableConfig(dir.path(), true, FsyncPolicy::kAlways));
     Durable* durable = AsDurable(store.get());
     ASSERT_EQ(store->Put("before", "1").code, Code::kNotFound);
+    constexpr uint64_t kExpireAt = 4102444800000;  // 2100-01-01, in ms
+    {
+      Batch b = store->NewBatch();
+      b.Put("with ttl", "2", kExpireAt);
+      ASSERT_EQ(store->Execute(std::move(b)).code(0), Code::kNotFound);
+    }
     struct rlimit old;
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
     auto previous = std::signal(SIGXFSZ, SIG_IGN);
@@ -284,16 +290,26 @@ TEST(Durable, AFullDiskRefusesWritesKeepsReadsAndLosesNothingAcknowledged) {
     EXPECT_FALSE(durable->Persistence().aof_last_write_ok);
     EXPECT_FALSE(durable->Persistence().aof_last_write_error.empty());
     EXPECT_EQ(store->Put("refused", "x").code, Code::kIoError);  // refused up front
-    {  // a masked op is answered as on every store, not refused
+    {  // a masked op is answered as on every store, not refused; reads
+       // answer as they would with room (value and expire-at), also a read
+       // of a key the refused batch writes (it waits for the log's lanes)
       Batch b = store->NewBatch();
       b.Put("masked", "x");
       b.Get("before");
       b.Put("refused too", "x");
+      b.Get("with ttl");
+      b.Put("with ttl", "3");
       b.SetNoop(0);
       Results r = store->Execute(std::move(b));
       EXPECT_EQ(r.code(0), Code::kNotFound);
       EXPECT_EQ(r.code(1), Code::kOk);
+      EXPECT_EQ(r.value(1), "1");
+      EXPECT_EQ(r.expire_at(1), kNoExpiry);
       EXPECT_EQ(r.code(2), Code::kIoError);
+      EXPECT_EQ(r.code(3), Code::kOk);
+      EXPECT_EQ(r.value(3), "2");
+      EXPECT_EQ(r.expire_at(3), kExpireAt);
+      EXPECT_EQ(r.code(4), Code::kIoError);
     }
     EXPECT_EQ(store->Get("before").code, Code::kOk);             // reads keep working
     for (const std::string& k : acked) EXPECT_EQ(store->Get(k).code, Code::kOk) << k;
