@@ -2,6 +2,7 @@
 #include "router/router.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -16,6 +17,7 @@ Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> 
     sample_threshold_ = std::numeric_limits<uint64_t>::max();
   } else {
     sample_threshold_ = static_cast<uint64_t>(config.sample_rate * 18446744073709551616.0);
+    log_skip_ = std::log1p(-config.sample_rate);
   }
   const double threshold = RouterThreshold(config);
   if (kind_ == RouterModel::kHistogram) {
@@ -37,15 +39,29 @@ uint64_t Router::NextRandom() {
 }
 
 void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
-  // xorshift64*, as NextRandom, on a local state.
-  uint64_t state = NextRandom() | 1;
-  for (size_t i = 0; i < batch.size(); ++i) {
+  // The same draw as Sample's per op — each op sampled with probability
+  // sample_rate, independently — taken as the gaps between sampled ops: a
+  // gap is geometric, floor(log(u) / log(1 - rate)) ops, one log per sample
+  // instead of a random number per op. The distribution has no memory, so
+  // each batch starts afresh.
+  const size_t n = batch.size();
+  auto sample = [&](size_t i) {
+    if (trainer_->Add(batch.key(i), hashes[i])) samples_.fetch_add(1, std::memory_order_relaxed);
+  };
+  if (log_skip_ == 0) {  // sample_rate >= 1: every op
+    for (size_t i = 0; i < n; ++i) sample(i);
+    return;
+  }
+  uint64_t state = NextRandom() | 1;  // xorshift64*, as NextRandom, on a local state
+  auto gap = [&]() -> double {
     state ^= state >> 12;
     state ^= state << 25;
     state ^= state >> 27;
-    if (state * 2685821657736338717ull >= sample_threshold_) continue;
-    if (trainer_->Add(batch.key(i), hashes[i])) samples_.fetch_add(1, std::memory_order_relaxed);
-  }
+    // u in (0, 1]: never log(0).
+    const double u = double(((state * 2685821657736338717ull) >> 11) + 1) * 0x1p-53;
+    return std::floor(std::log(u) / log_skip_);
+  };
+  for (double i = gap(); i < double(n); i += 1 + gap()) sample(size_t(i));
 }
 
 void Router::ResetTraining() {

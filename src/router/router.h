@@ -64,8 +64,8 @@ class Router {
     if (trainer_->Add(key, hash)) samples_.fetch_add(1, std::memory_order_relaxed);
   }
   // Sample for every op of `batch` (hashes[i]: op i's Config::hash): the
-  // same draw per op, from a generator seeded once per batch and kept in a
-  // register (NextRandom's thread-local state costs a call per op).
+  // same draw per op, taken as geometric gaps between sampled ops (one log
+  // per sample; a random number per op cost more than the model's probe).
   void Sample(const Batch& batch, const uint64_t* hashes) {
     if (sample_threshold_ != 0) SampleBatch(batch, hashes);
   }
@@ -95,6 +95,7 @@ class Router {
   const bool default_hash_;  // Config::hash is Xxh3Hash
   uint64_t hot_keys_limit_ = 0;
   uint64_t sample_threshold_;  // sample when random < this; 0 = never, max = always
+  double log_skip_ = 0;        // log(1 - sample_rate) when 0 < rate < 1, else 0
   std::unique_ptr<Trainer> trainer_;
   std::atomic<uint64_t> samples_{0};
   std::shared_ptr<const Model> model_;

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
+#include <vector>
 
+#include "kvcg/batch.h"
 #include "kvcg/model.h"
 #include "router/bins.h"
 
@@ -67,6 +70,37 @@ TEST(RouterTest, SamplingRateIsHonoured) {
   for (int i = 0; i < 1000; ++i) never.Sample("k", i);
   EXPECT_EQ(never.samples(), 0u);
   EXPECT_FALSE(never.sampling());
+}
+
+// The batch form draws the same Bernoulli(rate) per op, as geometric gaps:
+// the count over 100,000 ops is within ~5 standard deviations of rate * n,
+// and the rates 0 and 1 sample nothing and everything.
+TEST(RouterTest, BatchSamplingRateIsHonoured) {
+  Batch batch;
+  std::vector<uint64_t> hashes;
+  for (uint64_t id = 0; id < 1000; ++id) {
+    batch.Get(std::string_view(reinterpret_cast<const char*>(&id), sizeof id));
+    hashes.push_back(id * 0x9e3779b97f4a7c15ull);
+  }
+  for (double rate : {0.1, 0.01, 0.5}) {
+    Config::RouterConfig c;
+    c.sample_rate = rate;
+    Router r(c, MakeAllColdModel(), kCapacity);
+    for (int b = 0; b < 100; ++b) r.Sample(batch, hashes.data());
+    const double want = rate * 100000, sd = std::sqrt(want * (1 - rate));
+    EXPECT_GT(double(r.samples()), want - 5 * sd) << rate;
+    EXPECT_LT(double(r.samples()), want + 5 * sd) << rate;
+  }
+  Config::RouterConfig all;
+  all.sample_rate = 1;
+  Router every(all, MakeAllColdModel(), kCapacity);
+  every.Sample(batch, hashes.data());
+  EXPECT_EQ(every.samples(), 1000u);
+  Config::RouterConfig none;
+  none.sample_rate = 0;
+  Router never(none, MakeAllColdModel(), kCapacity);
+  never.Sample(batch, hashes.data());
+  EXPECT_EQ(never.samples(), 0u);
 }
 
 TEST(RouterTest, InstallBumpsVersion) {
