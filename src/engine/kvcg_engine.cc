@@ -161,7 +161,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
       done(std::move(results));
       FinishStashed(1);
     });
-    if (profile_.on()) RecordPhases(start, phase_end, n, 0);
+    if (profile_.on()) profile_.Record(start, phase_end, n, 0);
     return;
   }
 
@@ -256,20 +256,8 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
       OnCold(ctx, std::move(results));
     });
   }
-  if (profile_.on()) RecordPhases(start, phase_end, n, m);
+  if (profile_.on()) profile_.Record(start, phase_end, n, m);
   Finish(ctx, hits + errors + 1);  // +1: the routing pass's own hold on ctx
-}
-
-void KvcgEngine::RecordPhases(uint64_t start, uint64_t (&end)[RouteProfile::kPhases], uint32_t n,
-                              uint32_t hot) {
-  end[RouteProfile::kHandOff] = NowNs();
-  uint64_t ns[RouteProfile::kPhases];
-  uint64_t before = start;
-  for (int p = 0; p < RouteProfile::kPhases; ++p) {
-    ns[p] = end[p] - before;
-    before = end[p];
-  }
-  profile_.Add(ns, n, hot);
 }
 
 void KvcgEngine::OnCold(BatchCtx* ctx, Results&& results) {

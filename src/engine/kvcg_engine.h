@@ -153,9 +153,6 @@ class KvcgEngine final : public Engine {
   // with `result` (already recorded in the op's results).
   void OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result);
   void Finish(BatchCtx* ctx, uint32_t ops);
-  // KVCG_ENGINE_PROFILE: one routing pass's phases, given their ends.
-  void RecordPhases(uint64_t start, uint64_t (&end)[RouteProfile::kPhases], uint32_t n,
-                    uint32_t hot);
 
   // The switch protocol's block/drain and unblock halves.
   void Block();

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "engine/engine_frame.h"
+
 namespace kvcg::engine {
 
 class RouteProfile {
@@ -41,9 +43,15 @@ class RouteProfile {
                  hot > 0 ? double(ns_[kHot].load()) / hot : 0.0);
   }
   bool on() const { return on_; }
-  // One batch's phases (ns), its ops and its hot ops.
-  void Add(const uint64_t (&ns)[kPhases], uint32_t ops, uint32_t hot) {
-    for (int p = 0; p < kPhases; ++p) ns_[p].fetch_add(ns[p], std::memory_order_relaxed);
+  // One routing pass that began at `start` (NowNs): `end` holds when each
+  // phase before the hand-off ended, which ends now; its ops and hot ops.
+  void Record(uint64_t start, uint64_t (&end)[kPhases], uint32_t ops, uint32_t hot) {
+    end[kHandOff] = NowNs();
+    uint64_t before = start;
+    for (int p = 0; p < kPhases; ++p) {
+      ns_[p].fetch_add(end[p] - before, std::memory_order_relaxed);
+      before = end[p];
+    }
     ops_.fetch_add(ops, std::memory_order_relaxed);
     hot_.fetch_add(hot, std::memory_order_relaxed);
     batches_.fetch_add(1, std::memory_order_relaxed);

@@ -17,6 +17,22 @@ namespace {
 // probe of a large key set misses the cache, and a batch's misses overlap.
 constexpr uint32_t kClassifyAhead = 8;
 
+// Model::Classify's loop, for a model's own probe: prefetch(fp) a few ops
+// ahead, is_hot(j) for op j.
+template <class PrefetchFn, class IsHotFn>
+uint32_t ClassifyLoop(uint32_t n, const uint64_t* fingerprints, uint8_t* hot, PrefetchFn prefetch,
+                      IsHotFn is_hot) {
+  for (uint32_t j = 0; j < std::min(n, kClassifyAhead); ++j) prefetch(fingerprints[j]);
+  uint32_t count = 0;
+  for (uint32_t j = 0; j < n; ++j) {
+    if (j + kClassifyAhead < n) prefetch(fingerprints[j + kClassifyAhead]);
+    const uint8_t h = is_hot(j);
+    hot[j] = h;
+    count += h;
+  }
+  return count;
+}
+
 class ConstantModel final : public Model {
  public:
   explicit ConstantModel(bool hot) : hot_(hot) {}
@@ -65,16 +81,9 @@ class FingerprintSetModel final : public Model {
   void Prefetch(uint64_t fingerprint) const override { table_.Prefetch(fingerprint); }
   uint32_t Classify(const Batch& batch, const uint64_t*, const uint64_t* fingerprints,
                     uint8_t* hot) const override {
-    const uint32_t n = uint32_t(batch.size());
-    for (uint32_t j = 0; j < std::min(n, kClassifyAhead); ++j) table_.Prefetch(fingerprints[j]);
-    uint32_t count = 0;
-    for (uint32_t j = 0; j < n; ++j) {
-      if (j + kClassifyAhead < n) table_.Prefetch(fingerprints[j + kClassifyAhead]);
-      const uint8_t h = table_.Contains(fingerprints[j]);
-      hot[j] = h;
-      count += h;
-    }
-    return count;
+    return ClassifyLoop(
+        uint32_t(batch.size()), fingerprints, hot, [&](uint64_t fp) { table_.Prefetch(fp); },
+        [&](uint32_t j) { return table_.Contains(fingerprints[j]); });
   }
   std::string Describe() const override {
     return description_ + "(" + std::to_string(table_.size()) + " keys)";
@@ -104,16 +113,9 @@ class PredicateModel final : public Model {
 
 uint32_t Model::Classify(const Batch& batch, const uint64_t* hashes, const uint64_t* fingerprints,
                          uint8_t* hot) const {
-  const uint32_t n = uint32_t(batch.size());
-  for (uint32_t j = 0; j < std::min(n, kClassifyAhead); ++j) Prefetch(fingerprints[j]);
-  uint32_t count = 0;
-  for (uint32_t j = 0; j < n; ++j) {
-    if (j + kClassifyAhead < n) Prefetch(fingerprints[j + kClassifyAhead]);
-    const uint8_t h = IsHot(batch.key(j), hashes[j], fingerprints[j]);
-    hot[j] = h;
-    count += h;
-  }
-  return count;
+  return ClassifyLoop(
+      uint32_t(batch.size()), fingerprints, hot, [&](uint64_t fp) { Prefetch(fp); },
+      [&](uint32_t j) { return IsHot(batch.key(j), hashes[j], fingerprints[j]); });
 }
 
 std::shared_ptr<const Model> MakeAllColdModel() { return std::make_shared<ConstantModel>(false); }

@@ -29,13 +29,22 @@ Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> 
   }
 }
 
-uint64_t Router::NextRandom() {
-  // xorshift64*, one state per thread: sampling must not share a cache line.
-  thread_local uint64_t state = std::random_device{}() | 1;
+namespace {
+
+// One step of xorshift64* on `state`: the next random word.
+uint64_t XorShiftStar(uint64_t& state) {
   state ^= state >> 12;
   state ^= state << 25;
   state ^= state >> 27;
   return state * 2685821657736338717ull;
+}
+
+}  // namespace
+
+uint64_t Router::NextRandom() {
+  // One state per thread: sampling must not share a cache line.
+  thread_local uint64_t state = std::random_device{}() | 1;
+  return XorShiftStar(state);
 }
 
 void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
@@ -45,23 +54,17 @@ void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
   // instead of a random number per op. The distribution has no memory, so
   // each batch starts afresh.
   const size_t n = batch.size();
-  auto sample = [&](size_t i) {
-    if (trainer_->Add(batch.key(i), hashes[i])) samples_.fetch_add(1, std::memory_order_relaxed);
-  };
   if (log_skip_ == 0) {  // sample_rate >= 1: every op
-    for (size_t i = 0; i < n; ++i) sample(i);
+    for (size_t i = 0; i < n; ++i) Train(batch.key(i), hashes[i]);
     return;
   }
-  uint64_t state = NextRandom() | 1;  // xorshift64*, as NextRandom, on a local state
+  uint64_t state = NextRandom() | 1;  // a local state: no thread-local access per draw
   auto gap = [&]() -> double {
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
     // u in (0, 1]: never log(0).
-    const double u = double(((state * 2685821657736338717ull) >> 11) + 1) * 0x1p-53;
+    const double u = double((XorShiftStar(state) >> 11) + 1) * 0x1p-53;
     return std::floor(std::log(u) / log_skip_);
   };
-  for (double i = gap(); i < double(n); i += 1 + gap()) sample(size_t(i));
+  for (double i = gap(); i < double(n); i += 1 + gap()) Train(batch.key(size_t(i)), hashes[size_t(i)]);
 }
 
 void Router::ResetTraining() {

@@ -61,7 +61,7 @@ class Router {
   // `key` is read during the call only.
   void Sample(std::string_view key, uint64_t hash) {
     if (sample_threshold_ == 0 || NextRandom() >= sample_threshold_) return;
-    if (trainer_->Add(key, hash)) samples_.fetch_add(1, std::memory_order_relaxed);
+    Train(key, hash);
   }
   // Sample for every op of `batch` (hashes[i]: op i's Config::hash): the
   // same draw per op, taken as geometric gaps between sampled ops (one log
@@ -90,6 +90,10 @@ class Router {
  private:
   static uint64_t NextRandom();
   void SampleBatch(const Batch& batch, const uint64_t* hashes);
+  // One sampled request to the trainer, counted when it took it.
+  void Train(std::string_view key, uint64_t hash) {
+    if (trainer_->Add(key, hash)) samples_.fetch_add(1, std::memory_order_relaxed);
+  }
 
   const RouterModel kind_;
   const bool default_hash_;  // Config::hash is Xxh3Hash
