@@ -6,7 +6,14 @@
 // --key-space ids; see KeyChooser for the item count), θ in --thetas. Before measuring,
 // the --prefill most popular ids are loaded into the canonical store (so GETs
 // on the popular keys find values; the long tail is absent, as in the
-// paper's 10 M of 1 G). Clients: --threads closed-loop threads, each keeping
+// paper's 10 M of 1 G). Requests are drawn before the clock starts: each
+// client thread replays its own stream of --stream-ops pre-drawn operations
+// (the same streams in every mode), so that a client's time goes to the
+// store, not to the zipfian draw — a draw (pow, FNV-1a, a 64-bit modulo)
+// costs ~38 ns on the 2-core VM and ~95 ns per thread on the H200 host,
+// about 49 us of every 512-op batch, more than the engine's routing pass
+// (docs/BENCHMARKS.md 3e); --stream-ops 0 draws inline as before.
+// Clients: --threads closed-loop threads, each keeping
 // --pipeline batches of --batch operations in flight (and, with
 // --load-fractions, paced rows after each closed-loop one: each thread
 // submits on a fixed schedule at that fraction of the closed-loop rate,
@@ -82,6 +89,47 @@ class KeyChooser {
   kvcg::workload::ZipfianGenerator zipf_;
 };
 
+// One client thread's pre-drawn requests: key ids with the operation in the
+// top bit (ids are below the key space, < 2^63), replayed in a cycle.
+// Long enough (--stream-ops, 2^20 by default: 8 MiB a thread) that a cycle
+// touches far more keys than a GPU's L2 holds lines, so replaying it
+// measures the same memory traffic as fresh draws.
+class RequestStream {
+ public:
+  static constexpr uint64_t kPut = uint64_t{1} << 63;
+
+  RequestStream(const KeyChooser& zipf, double read_ratio, uint64_t ops, uint64_t seed) {
+    KeyChooser keys = zipf;
+    kvcg::workload::Random rng(seed);
+    requests_.resize(ops);
+    for (uint64_t& r : requests_) {
+      const uint64_t id = keys.Next(rng);
+      r = rng.NextDouble() < read_ratio ? id : id | kPut;
+    }
+  }
+  uint64_t size() const { return requests_.size(); }
+  uint64_t operator[](uint64_t i) const { return requests_[i]; }
+
+ private:
+  std::vector<uint64_t> requests_;
+};
+
+// Every client thread's stream for one θ, drawn in parallel.
+std::vector<RequestStream> DrawStreams(const KeyChooser& zipf, double read_ratio, unsigned threads,
+                                       uint64_t ops, uint64_t seed) {
+  std::vector<std::unique_ptr<RequestStream>> made(threads);
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      made[t] = std::make_unique<RequestStream>(zipf, read_ratio, ops, seed * 7919 + t);
+    });
+  }
+  for (auto& w : workers) w.join();
+  std::vector<RequestStream> streams;
+  for (auto& m : made) streams.push_back(std::move(*m));
+  return streams;
+}
+
 // Rank r (0 = most popular) of the scrambled zipfian is key id
 // FNV-1a(r) mod key-space, exactly as workload::ScrambledZipfianGenerator
 // folds its draws, so "the hottest ranks" names the hottest keys.
@@ -117,6 +165,7 @@ struct Params {
   unsigned batch = 512;
   unsigned pipeline = 4;
   double read_ratio = 0.95;
+  uint64_t stream_ops = uint64_t{1} << 20;  // per client thread; 0 = draw inline
   std::string model = "prior";
   double hot_fraction = 0.001;
   std::string router_model = "histogram";  // the paper's baseline
@@ -142,9 +191,11 @@ struct Totals {
 // With `paced_mops` > 0, an open loop at that rate instead: each thread
 // submits a batch at fixed intervals (its share of the rate), still with at
 // most `pipeline` in flight — the latencies "at 50% of peak load".
-Totals RunLoad(kvcg::Store* store, const Params& p,
-               const KeyChooser& zipf, double seconds,
-               uint64_t seed, double paced_mops = 0) {
+// `streams`: each thread's pre-drawn requests (empty: draw inline from
+// `zipf`); a run starts at a `seed`-dependent offset into them.
+Totals RunLoad(kvcg::Store* store, const Params& p, const KeyChooser& zipf,
+               const std::vector<RequestStream>& streams, double seconds, uint64_t seed,
+               double paced_mops = 0) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   std::vector<Totals> per_thread(p.threads);
@@ -153,6 +204,8 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
     threads.emplace_back([&, t] {
       kvcg::workload::Random rng(seed * 7919 + t);
       KeyChooser keys = zipf;  // one per thread
+      const RequestStream* stream = streams.empty() ? nullptr : &streams[t];
+      uint64_t cursor = stream == nullptr ? 0 : (seed * 0x2545F4914F6CDD1Dull) % stream->size();
       std::atomic<unsigned> outstanding{0};
       std::mutex mu;
       kvcg::LatencyHistogram latency;
@@ -171,13 +224,27 @@ Totals RunLoad(kvcg::Store* store, const Params& p,
         // 8-byte keys and values, each one aligned word.
         kvcg::Batch batch = store->NewBatch();
         batch.Reserve(p.batch, p.batch * 8, p.batch * 8);
-        for (unsigned i = 0; i < p.batch; ++i) {
-          const uint64_t id = keys.Next(rng);
-          if (rng.NextDouble() < p.read_ratio) {
-            batch.Get(KeyView(id));
-          } else {
-            const uint64_t v = rng.Next();
-            batch.Put(KeyView(id), KeyView(v));
+        if (stream != nullptr) {
+          for (unsigned i = 0; i < p.batch; ++i) {
+            const uint64_t r = (*stream)[cursor];
+            cursor = cursor + 1 == stream->size() ? 0 : cursor + 1;
+            const uint64_t id = r & ~RequestStream::kPut;
+            if ((r & RequestStream::kPut) == 0) {
+              batch.Get(KeyView(id));
+            } else {
+              const uint64_t v = id * 0x9E3779B97F4A7C15ull + cursor;  // a fresh value
+              batch.Put(KeyView(id), KeyView(v));
+            }
+          }
+        } else {
+          for (unsigned i = 0; i < p.batch; ++i) {
+            const uint64_t id = keys.Next(rng);
+            if (rng.NextDouble() < p.read_ratio) {
+              batch.Get(KeyView(id));
+            } else {
+              const uint64_t v = rng.Next();
+              batch.Put(KeyView(id), KeyView(v));
+            }
           }
         }
         // Paced: the batch is due at its slot of the schedule, and its
@@ -345,6 +412,8 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--hot-cache-buckets", p.hot_cache_buckets,
                  "kvcg mode: hot-cache buckets (0 = prior keys / 4, at least 4096)");
+  app.add_option("--stream-ops", p.stream_ops,
+                 "pre-drawn requests per client thread, replayed in a cycle (0 = draw inline)");
   app.add_flag("--quick", p.quick, "tiny run (seconds on the CPU backend)");
   CLI11_PARSE(app, argc, argv);
   for (double f : p.load_fractions) {
@@ -361,6 +430,7 @@ int main(int argc, char** argv) {
     if (app.count("--threads") == 0) p.threads = 2;
     if (app.count("--batch") == 0) p.batch = 128;
     if (app.count("--pipeline") == 0) p.pipeline = 2;
+    if (app.count("--stream-ops") == 0) p.stream_ops = 1 << 14;
     if (app.count("--hot-fraction") == 0) p.hot_fraction = 0.001;
   }
 
@@ -424,12 +494,17 @@ int main(int argc, char** argv) {
 
     for (double theta : p.thetas) {
       const KeyChooser zipf(p.key_space, theta, p.ycsb_items != 0 ? p.ycsb_items : p.key_space);
+      // The same streams in every mode (seeded by θ, not by mode).
+      const std::vector<RequestStream> streams =
+          p.stream_ops == 0 ? std::vector<RequestStream>()
+                            : DrawStreams(zipf, p.read_ratio, p.threads, p.stream_ops,
+                                          static_cast<uint64_t>(theta * 1e6) + 17);
       Result r;
       r.mode = mode_name;
       r.theta = theta;
       if (engine != nullptr && config.mode == kvcg::Mode::kKvcg) {
         if (p.model == "trained") {
-          RunLoad(store.get(), p, zipf, p.warmup_seconds, 1);  // trains the shadow model
+          RunLoad(store.get(), p, zipf, streams, p.warmup_seconds, 1);  // trains the shadow model
           kvcg::SwitchRecord rec;
           engine->SwitchToShadowModel(&rec);
         } else {
@@ -438,11 +513,11 @@ int main(int argc, char** argv) {
           engine->InstallModel(prior, "bench", &rec);
         }
       }
-      RunLoad(store.get(), p, zipf, p.warmup_seconds, 2);  // warms the hot cache
+      RunLoad(store.get(), p, zipf, streams, p.warmup_seconds, 2);  // warms the hot cache
       // One measured row: closed loop (paced_mops 0), or paced at a rate.
       auto measure = [&](Result r, double paced_mops) {
         if (engine != nullptr) engine->ResetStats();
-        const Totals t = RunLoad(store.get(), p, zipf, p.seconds, 3, paced_mops);
+        const Totals t = RunLoad(store.get(), p, zipf, streams, p.seconds, 3, paced_mops);
         r.ops = t.ops;
         r.found = t.found;
         r.seconds = t.seconds;
@@ -525,7 +600,8 @@ int main(int argc, char** argv) {
       << "  \"params\": {\"layout\": " << Str(p.layout) << ", \"key_space\": " << p.key_space
       << ", \"prefill\": " << p.prefill << ", \"read_ratio\": " << Num(p.read_ratio)
       << ", \"threads\": " << p.threads << ", \"batch\": " << p.batch
-      << ", \"pipeline\": " << p.pipeline << ", \"seconds\": " << Num(p.seconds)
+      << ", \"pipeline\": " << p.pipeline << ", \"stream_ops\": " << p.stream_ops
+      << ", \"seconds\": " << Num(p.seconds)
       << ", \"warmup_seconds\": " << Num(p.warmup_seconds) << ", \"model\": " << Str(p.model)
       << ", \"router_model\": " << Str(p.router_model) << ", \"hot_keys\": " << p.hot_keys
       << ", \"hot_fraction\": " << Num(p.hot_fraction) << ", \"threshold\": " << Num(p.threshold)
