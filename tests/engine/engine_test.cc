@@ -136,6 +136,63 @@ TEST_P(EngineTest, SameBatchOrderAcrossMissAndQueuedOps) {
   EXPECT_EQ(e->canonical()->Get("n").value, "fresh");
 }
 
+// A batch of many hot ops among cold ones (from KvcgEngine's
+// kColdFirstHotOps = 32 on, its cold ops go to the canonical store before
+// the hot pass and its misses after it, in a batch of their own) answers
+// exactly as one with few: hits, misses, ops queued behind a miss, a hot
+// op's input error, a client's no-op and cold ops, each in its place; the
+// writes land where they belong.
+TEST_P(EngineTest, ManyOrFewHotOpsAmongColdOnesAnswerInPlace) {
+  for (const int hot_keys : {6, 48}) {
+    SCOPED_TRACE("hot keys " + std::to_string(hot_keys));
+    Config c = EngineConfig();
+    c.max_value_bytes = 16;
+    auto e = Open(c);
+    auto h = [](int i) { return "h" + std::to_string(i); };
+    auto k = [](int i) { return "c" + std::to_string(i); };
+    std::vector<std::string> hot;
+    for (int i = 0; i < hot_keys; ++i) {
+      hot.push_back(h(i));
+      ASSERT_EQ(e->Put(h(i), "0" + h(i)).code, Code::kNotFound);
+      ASSERT_EQ(e->Put(k(i), "0" + k(i)).code, Code::kNotFound);
+    }
+    Install(e.get(), Hot(hot));
+    for (int i = 0; i < hot_keys; i += 2) ASSERT_EQ(e->Get(h(i)).value, "0" + h(i));  // cached
+    const EngineStats before = e->Stats();
+    Batch b;
+    for (int i = 0; i < hot_keys; ++i) {
+      b.Get(h(i));                   // even: a hit; odd: a miss
+      b.Put(h(i), "1" + h(i));       // even: a hit; odd: queued behind the miss
+      b.Put(k(i), "1" + k(i));       // cold
+    }
+    b.Put(h(0), "a value longer than sixteen bytes");  // hot, refused
+    b.Get(h(1));
+    b.SetNoop(b.size() - 1);  // the client's own no-op on a hot key
+    b.Get(k(0));              // cold, after its PUT above
+    Results r = e->Execute(b);
+    ASSERT_EQ(r.size(), size_t(3 * hot_keys + 3));
+    for (int i = 0; i < hot_keys; ++i) {
+      EXPECT_EQ(r[3 * i].value, "0" + h(i)) << i;
+      EXPECT_EQ(r[3 * i + 1].code, Code::kOk) << i;
+      EXPECT_EQ(r[3 * i + 1].value, "0" + h(i)) << i;
+      EXPECT_EQ(r[3 * i + 2].value, "0" + k(i)) << i;
+    }
+    EXPECT_EQ(r[3 * hot_keys].code, Code::kValueTooLarge);
+    EXPECT_EQ(r[3 * hot_keys + 1].code, Code::kNotFound);  // a no-op
+    EXPECT_EQ(r[3 * hot_keys + 2].value, "1" + k(0));
+    const EngineStats after = e->Stats();
+    EXPECT_EQ(after.hot.misses - before.hot.misses, uint64_t(hot_keys / 2));
+    EXPECT_EQ(after.hot.waited - before.hot.waited, uint64_t(hot_keys / 2));
+    EXPECT_EQ(after.errors - before.errors, 1u);
+    for (int i = 0; i < hot_keys; ++i) {
+      EXPECT_EQ(e->canonical()->Get(k(i)).value, "1" + k(i)) << i;  // cold: written through
+      EXPECT_EQ(e->Get(h(i)).value, "1" + h(i)) << i;                 // hot: in the cache
+    }
+    ASSERT_TRUE(e->Flush().ok());
+    for (int i = 0; i < hot_keys; ++i) EXPECT_EQ(e->canonical()->Get(h(i)).value, "1" + h(i)) << i;
+  }
+}
+
 // A Results is the caller's until it releases it: values answered by a hit,
 // by an op queued behind a miss, by the miss itself and by a cold op all stay
 // as they were when later operations overwrite or delete their keys.
