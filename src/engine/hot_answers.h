@@ -14,9 +14,7 @@
 // ~35 M ops/s on the H100 host whatever the skew (docs/BENCHMARKS.md 3b).
 //
 // Threads. Hits and errors are recorded by the routing (submitting) thread
-// while it routes (the canonical store may have the batch's cold ops by
-// then, and even have answered them: its answers go to the engine's
-// BatchCtx, not here). Misses and the ops queued
+// while it routes, before the batch reaches the canonical store. Ops queued
 // behind a miss are answered by whichever thread completes that miss,
 // possibly another batch's and possibly while this batch is still being
 // routed: they go to a second list under a lock, which hits never take.
@@ -64,12 +62,11 @@ class HotAnswers : public hotcache::ResultSink, public Results::Owner {
     std::lock_guard lock(late_mu_);
     late_.Add(index, code, value, expire_at);
   }
-  // An op that ran on the canonical store in a batch of its own (a miss, or
-  // a queued op that had to: HotCache::Completion::next): result k of
-  // `inner` is op `index`'s.
-  void AnswerLate(uint32_t index, const Results& inner, size_t k) {
+  // A queued op that had to run on the canonical store itself
+  // (HotCache::Completion::next), with its one-op Results.
+  void AnswerLate(uint32_t index, const Results& inner) {
     std::lock_guard lock(late_mu_);
-    late_.Add(index, inner.code(k), inner.value(k), inner.expire_at(k));
+    late_.Add(index, inner.code(0), inner.value(0), inner.expire_at(0));
   }
 
   // --- Once every op is answered.

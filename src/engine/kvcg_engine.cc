@@ -22,10 +22,6 @@ namespace {
 // in the cache, against ~100 ns for a memory read.
 constexpr uint32_t kBucketAhead = 16, kNodeAhead = 8, kEntryAhead = 3;
 
-// From how many hot ops on Route submits the cold ops before the hot pass
-// (at ~50-100 ns a hot op, the pass then outlasts the batch copy it costs).
-constexpr uint32_t kColdFirstHotOps = 32;
-
 hotcache::HotCache::Options CacheOptions(const Config& config) {
   hotcache::HotCache::Options o;
   if (config.hot_cache_buckets != 0) {
@@ -62,7 +58,7 @@ struct KvcgEngine::BatchCtx final : HotAnswers {
   const uint32_t n;
   const uint64_t start_ns;
   std::atomic<uint32_t> remaining;  // unanswered ops + 1 while routing
-  std::vector<Fill> fills;          // routing thread, then the fills' completion
+  std::vector<Fill> fills;          // routing thread, then the cold completion
   uint32_t plain = 0;               // ops the canonical store answers that are not fills
   bool sent = false;                // the canonical store got the batch
   Results canonical;                // its Results, once they arrive
@@ -170,8 +166,8 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   }
 
   auto* ctx = new BatchCtx(std::move(done), n, hot_count, start);
+  ctx->batch = std::move(batch);
   Batch& b = ctx->batch;
-  b = std::move(batch);
   // The hot ops, then a pass that runs them with their hot-cache lines
   // requested a few hot ops ahead, stage by stage (bucket, node, entry: each
   // stage reads the line before it), so that a batch's cache misses overlap
@@ -185,33 +181,12 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   } else {
     for (uint32_t j = 0; j < n; ++j) hot.PushIf(j, is_hot[j]);  // a cold op stays as it is
   }
-  const uint32_t m = hot.size();
-  // The canonical store gets the client's batch with every hot op turned
-  // into a no-op (a miss goes to it later, in a batch of fills): its share
-  // is the cold ops and the client's own no-ops, which are the store's to
-  // answer like cold ops. Known before the pass, so that the cold ops can
-  // go first.
-  uint32_t plain = n - m;
-  for (uint32_t k = 0; k < m; ++k) plain += b.type(hot[k]) == OpType::kNoop;
-  ctx->plain = plain;
-  auto submit_cold = [&](Batch to_store) {
-    for (uint32_t k = 0; k < m; ++k) to_store.SetNoop(hot[k]);
-    ctx->sent = true;
-    canonical_->Submit(std::move(to_store), [this, ctx](Results&& results) {
-      OnCold(ctx, std::move(results));
-    });
-  };
-  // Cold ops first when the hot pass is long: the canonical store's round
-  // trip (a GPU's is 100+ us) then overlaps the pass instead of following
-  // it, which a closed-loop client sees as throughput. That costs a copy of
-  // the batch for the pass (the store owns what it is given; a memcpy of
-  // the columns, ~1-2 us at 512 ops), so a short pass runs first and
-  // hands the batch itself over after it.
-  const bool cold_first = plain != 0 && m >= kColdFirstHotOps;
-  if (cold_first) submit_cold(Batch(b));
   if (profile_.on()) phase_end[RouteProfile::kClassify] = NowNs();
+  // The ops answered here, to become no-ops in the canonical store's batch.
+  IndexList answered_here(hot.size());
   bool keep_batch = false;  // the cache holds a reference into ctx->batch
   uint32_t hits = 0, misses = 0, waited = 0, errors = 0;
+  const uint32_t m = hot.size();
   for (uint32_t k = 0; k < m; ++k) {
     if (k + kBucketAhead < m) cache_.PrefetchBucket(hashes[hot[k + kBucketAhead]]);
     if (k + kNodeAhead < m) cache_.PrefetchNode(hashes[hot[k + kNodeAhead]]);
@@ -224,15 +199,18 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     const Code check = store::CheckOperation(config_, b, j);
     if (check != Code::kOk) {
       ctx->SetError(j, check);
+      answered_here.Push(j);
       ++errors;
       continue;
     }
     switch (cache_.Execute(hotcache::OpRef{&b, j, ctx}, hashes[j])) {
       case hotcache::Outcome::kDone:
         ++hits;
+        answered_here.Push(j);
         break;
       case hotcache::Outcome::kWaiting:
         ++waited;
+        answered_here.Push(j);
         keep_batch = true;
         break;
       case hotcache::Outcome::kMiss:
@@ -265,18 +243,17 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     const Results so_far = ctx->Peek(n, answered);
     (*early)(EarlyAnswers{so_far, answered});
   }
-  // The cache refers to ctx->batch while a miss or a queued op of it is
-  // unanswered: then the store gets a copy (rare once the hot set is
-  // cached), else the batch itself.
-  if (plain != 0 && !cold_first) submit_cold(keep_batch ? Batch(b) : std::move(b));
-  if (!ctx->fills.empty()) {
-    // The misses, in batch order, after the cold ops (their keys differ:
-    // the model classifies keys, not ops). OnFills owns ctx->fills from
-    // here on.
-    Batch fills = canonical_->NewBatch();
-    for (const Fill& f : ctx->fills) fills.AppendFrom(b, f.index);
-    canonical_->Submit(std::move(fills), [this, ctx](Results&& results) {
-      OnFills(ctx, std::move(results));
+  const uint32_t noops = answered_here.size();
+  if (noops != n) {
+    ctx->plain = n - noops - uint32_t(ctx->fills.size());
+    ctx->sent = true;
+    // The cache refers to the original while a miss or a queued op of it
+    // is unanswered: then the store gets a copy (rare once the hot set is
+    // cached; a memcpy of the columns), else the original itself.
+    Batch to_store = keep_batch ? Batch(b) : std::move(b);
+    for (uint32_t k = 0; k < noops; ++k) to_store.SetNoop(answered_here[k]);
+    canonical_->Submit(std::move(to_store), [this, ctx](Results&& results) {
+      OnCold(ctx, std::move(results));
     });
   }
   if (profile_.on()) profile_.Record(start, phase_end, n, m);
@@ -288,23 +265,20 @@ void KvcgEngine::OnCold(BatchCtx* ctx, Results&& results) {
   const uint64_t latency = NowNs() - ctx->start_ns;
   // Kept before any op is answered: the last answer delivers it.
   ctx->canonical = std::move(results);
+  const Results& r = ctx->canonical;
+  // ctx stays alive through the fills: the plain ops and later fills are
+  // not answered yet, and a fill answers only its own op and ops queued
+  // behind it; after the last fill only the plain ops' hold (if any) is left.
   const uint32_t plain = ctx->plain;
+  const size_t fills = ctx->fills.size();
+  for (size_t j = 0; j < fills; ++j) {
+    const Fill f = ctx->fills[j];
+    OnFill({&ctx->batch, f.index, ctx}, f.hash, r[f.index]);
+  }
+  if (plain == 0) return;
   cold_latency_.Record(latency, plain);  // the batch's cold ops share one latency
   cold_ops_.fetch_add(plain, std::memory_order_relaxed);
   Finish(ctx, plain);
-}
-
-void KvcgEngine::OnFills(BatchCtx* ctx, Results&& results) {
-  EngineFrame frame;
-  // ctx stays alive through the loop: fill k's op is unanswered until its
-  // OnFill, and a fill answers only its own op and ops queued behind it;
-  // nothing is read from ctx after the last one.
-  const size_t count = ctx->fills.size();
-  for (size_t k = 0; k < count; ++k) {
-    const Fill f = ctx->fills[k];
-    ctx->AnswerLate(f.index, results, k);
-    OnFill({&ctx->batch, f.index, ctx}, f.hash, results[k]);
-  }
 }
 
 void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result) {
@@ -321,7 +295,7 @@ void KvcgEngine::OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView r
     canonical_->Submit(std::move(one), [this, next, hash](Results&& results) {
       // The view stays valid once `results` is moved into the batch's
       // results (moving a Results does not move what it points to).
-      static_cast<BatchCtx*>(next.sink)->AnswerLate(next.index, results, 0);
+      static_cast<BatchCtx*>(next.sink)->AnswerLate(next.index, results);
       OnFill(next, hash, results[0]);
     });
   }

@@ -148,12 +148,7 @@ class KvcgEngine final : public Engine {
   // Routes and executes one batch (steps 1–3). Called inside the gate, or by
   // the switching thread for parked batches while the gate is closed.
   void Route(Batch batch, Completion done, const EarlyCallback* early = nullptr);
-  // The batch's cold ops (and the client's no-ops) returned from the
-  // canonical store.
   void OnCold(BatchCtx* ctx, Results&& results);
-  // The batch's misses returned from the canonical store, result k for
-  // BatchCtx::fills[k].
-  void OnFills(BatchCtx* ctx, Results&& results);
   // A miss (or the op queued behind it) returned from the canonical store
   // with `result` (already recorded in the op's results).
   void OnFill(const hotcache::OpRef& op, uint64_t hash, OpResultView result);

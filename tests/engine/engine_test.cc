@@ -136,12 +136,11 @@ TEST_P(EngineTest, SameBatchOrderAcrossMissAndQueuedOps) {
   EXPECT_EQ(e->canonical()->Get("n").value, "fresh");
 }
 
-// A batch of many hot ops among cold ones (from KvcgEngine's
-// kColdFirstHotOps = 32 on, its cold ops go to the canonical store before
-// the hot pass and its misses after it, in a batch of their own) answers
-// exactly as one with few: hits, misses, ops queued behind a miss, a hot
-// op's input error, a client's no-op and cold ops, each in its place; the
-// writes land where they belong.
+// A batch of many hot ops among cold ones answers exactly as one with few:
+// hits, misses, ops queued behind a miss, a hot op's input error, a
+// client's no-op and cold ops, each in its place (the canonical store's
+// results and the engine's own answers line up by position); the writes
+// land where they belong.
 TEST_P(EngineTest, ManyOrFewHotOpsAmongColdOnesAnswerInPlace) {
   for (const int hot_keys : {6, 48}) {
     SCOPED_TRACE("hot keys " + std::to_string(hot_keys));
