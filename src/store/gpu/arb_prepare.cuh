@@ -255,13 +255,44 @@ __device__ void CopyStage(const ArbDev& a) {
 // with, up to most of a skewed batch) stay out of the table: they read and
 // write nothing, so they need no order, and grouped under hash 0 they made
 // one large group that scanned quadratically for nothing.
+// An op's entry in PrepareShared::op_slot: its table slot, with the writer
+// bit for a writer; kSlotNone for an op that skips.
+constexpr uint16_t kSlotWriterBit = 0x8000u;
+constexpr uint16_t kSlotNone = 0x7fffu;
+
 template <uint32_t kMaxOps>
 struct PrepareShared {
   uint32_t tab_key[2 * kMaxOps];    // 0 = empty, else hash >> 32 | 1
   uint32_t tab_count[2 * kMaxOps];  // ops in the slot
-  uint16_t op_slot[kMaxOps];        // per op: its slot | kWriterBit for a writer
+  uint16_t op_slot[kMaxOps];        // per op: its slot | kSlotWriterBit, or kSlotNone
   uint8_t sh_type[kMaxOps];         // per op: the type column's value
 };
+
+// A small ARB's numbering: an op alone in its slot (tab_count 1) is
+// numbered at once; a grouped op scans the ops before it (see above).
+template <int kBlock>
+__device__ void ScanNumbering(const ArbDev& a, const uint16_t* op_slot, const uint8_t* sh_type,
+                              const uint32_t* tab_count) {
+  for (uint32_t i = threadIdx.x; i < a.n; i += kBlock) {
+    const uint32_t t = op_slot[i] & ~kSlotWriterBit;
+    const uint8_t type = sh_type[i];
+    uint32_t group = 0, need = 0;
+    if (t != kSlotNone && tab_count[t] > 1) {
+      uint32_t first = i, rank = 0;
+      int lastw = -1;  // rank of the last writer before op i
+      for (uint32_t j = 0; j < i; ++j) {
+        const uint32_t o = op_slot[j];
+        if ((o & ~kSlotWriterBit) != t) continue;
+        if (rank == 0) first = j;
+        if (o & kSlotWriterBit) lastw = int(rank);
+        ++rank;
+      }
+      group = first + 1;
+      need = IsWriter(type) ? rank : uint32_t(lastw + 1);
+    }
+    a.ctl[i] = MakeCtl(type & 3, (type & 4) != 0, group, need);
+  }
+}
 
 // A medium ARB's numbering: a stable block radix sort of the ops by their
 // slot (blocked arrangement, so ties keep batch order) and a max-scan that
@@ -279,11 +310,10 @@ struct SortNumbering {
     typename Scan::TempStorage scan;
   };
 
-  // op_slot: each op's slot (kNoSlot: skipped), sh_type: its type after the
-  // put scatter; sorted_slot: kBlock * kItems words of scratch.
+  // op_slot: each op's slot (kSlotNone: skipped), sh_type: its type after
+  // the put scatter; sorted_slot: kBlock * kItems words of scratch.
   static __device__ void Run(const ArbDev& a, const uint16_t* op_slot, const uint8_t* sh_type,
-                             uint32_t* sorted_slot, TempStorage& temp, uint16_t no_slot,
-                             uint16_t slot_mask) {
+                             uint32_t* sorted_slot, TempStorage& temp) {
     constexpr uint32_t kPositions = kBlock * kItems;
     constexpr uint32_t kPad = 0xffffu;  // positions past n sort last, after skipped ops
     const uint32_t first = threadIdx.x * kItems;
@@ -291,7 +321,7 @@ struct SortNumbering {
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       op[k] = first + k;
-      key[k] = op[k] < a.n ? uint32_t(op_slot[op[k]] & slot_mask) : kPad;
+      key[k] = op[k] < a.n ? uint32_t(op_slot[op[k]] & ~kSlotWriterBit) : kPad;
     }
     Sort(temp.sort).Sort(key, op, 0, 16);
     __syncthreads();  // temp is the scan's next
@@ -303,7 +333,7 @@ struct SortNumbering {
     for (int k = 0; k < kItems; ++k) {
       const uint32_t p = first + k;
       const bool start = p == 0 || sorted_slot[p - 1] != key[k];
-      const bool writer = key[k] < no_slot && IsWriter(sh_type[op[k]]);
+      const bool writer = key[k] < kSlotNone && IsWriter(sh_type[op[k]]);
       m[k] = make_int2(start ? int(p) : 0, writer ? int(p) : -1);
     }
     Scan(temp.scan).InclusiveScan(m, m, MaxInt2{});
@@ -315,7 +345,7 @@ struct SortNumbering {
       uint32_t group = 0, need = 0;
       const uint32_t s = uint32_t(m[k].x);
       const bool alone =
-          key[k] >= no_slot || (s == p && (p + 1 == kPositions || sorted_slot[p + 1] != key[k]));
+          key[k] >= kSlotNone || (s == p && (p + 1 == kPositions || sorted_slot[p + 1] != key[k]));
       if (!alone) {
         group = s + 1;  // unique, <= n: a group's first position
         need = IsWriter(type) ? p - s : (m[k].y >= int(s) ? uint32_t(m[k].y) - s + 1 : 0u);
@@ -332,9 +362,7 @@ __device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>&
                                 volatile uint64_t* marks, void* sort_temp = nullptr) {
   constexpr uint32_t kMaxOps = kBlock * kItems;
   constexpr uint32_t kTab = 2 * kMaxOps;
-  constexpr uint32_t kWriterBit = 0x8000u;
-  constexpr uint16_t kNoSlot = 0x7fffu;  // a skipped op's op_slot
-  static_assert(kTab < kNoSlot, "slot indices fit in 15 bits, below kNoSlot");
+  static_assert(kTab < kSlotNone, "slot indices fit in 15 bits, below kSlotNone");
   uint32_t* const tab_key = sh.tab_key;
   uint32_t* const tab_count = sh.tab_count;
   uint16_t* const op_slot = sh.op_slot;
@@ -371,7 +399,7 @@ __device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>&
     const uint32_t i = tid + uint32_t(k) * kBlock;
     if (i >= a.n) continue;
     if (skips & (1u << k)) {
-      op_slot[i] = kNoSlot;
+      op_slot[i] = kSlotNone;
       continue;
     }
     const uint32_t key = uint32_t(hash[k] >> 32) | 1u;
@@ -382,7 +410,7 @@ __device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>&
       t = (t + 1) & (kTab - 1);
     }
     atomicAdd(&tab_count[t], 1u);
-    op_slot[i] = uint16_t(t | (IsWriter(sh_type[i]) ? kWriterBit : 0u));
+    op_slot[i] = uint16_t(t | (IsWriter(sh_type[i]) ? kSlotWriterBit : 0u));
   }
   __syncthreads();
   const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
@@ -392,28 +420,9 @@ __device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>&
   if constexpr (kMaxOps > kSmallArbOps) {
     using SN = SortNumbering<kBlock, kItems>;
     // tab_count is free now: it holds the sorted slots.
-    SN::Run(a, op_slot, sh_type, tab_count, *static_cast<typename SN::TempStorage*>(sort_temp),
-            kNoSlot, uint16_t(~kWriterBit));
-    return;
-  }
-  for (uint32_t i = tid; i < a.n; i += kBlock) {
-    const uint32_t t = op_slot[i] & ~kWriterBit;
-    const uint8_t type = sh_type[i];
-    uint32_t group = 0, need = 0;
-    if (t != kNoSlot && tab_count[t] > 1) {
-      uint32_t first = i, rank = 0;
-      int lastw = -1;  // rank of the last writer before op i
-      for (uint32_t j = 0; j < i; ++j) {
-        const uint32_t o = op_slot[j];
-        if ((o & ~kWriterBit) != t) continue;
-        if (rank == 0) first = j;
-        if (o & kWriterBit) lastw = int(rank);
-        ++rank;
-      }
-      group = first + 1;
-      need = IsWriter(type) ? rank : uint32_t(lastw + 1);
-    }
-    a.ctl[i] = MakeCtl(type & 3, (type & 4) != 0, group, need);
+    SN::Run(a, op_slot, sh_type, tab_count, *static_cast<typename SN::TempStorage*>(sort_temp));
+  } else {
+    ScanNumbering<kBlock>(a, op_slot, sh_type, tab_count);
   }
 }
 
