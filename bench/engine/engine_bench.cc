@@ -1,5 +1,6 @@
 // kvcg-bench-engine: the KVCG paper's YCSB-B-like evaluation (issue 4 §6)
-// of the three modes — kvcg, gpu-only (KVG), cpu-only (KVC) — in one run.
+// of the three modes — kvcg, gpu-only (KVG), cpu-only (KVC) — in one run,
+// and of the CPU backend's store alone (cpu-store) where asked for.
 //
 // Workload: 95% GET / 5% PUT (--read-ratio), 8-byte keys and values, key ids
 // drawn from YCSB's scrambled zipfian (a zipfian rank, FNV-1a hashed into
@@ -384,7 +385,10 @@ int main(int argc, char** argv) {
   CLI::App app{"kvcg-bench-engine: YCSB-B-like benchmark of the kvcg, gpu-only and cpu-only modes"};
   app.add_option("--backend", p.backend, "canonical store backend: auto, gpu, cpu");
   app.add_option("--layout", p.layout, "general or fixed8");
-  app.add_option("--modes", p.modes, "modes to run, in order")->delimiter(',');
+  app.add_option("--modes", p.modes,
+                 "modes to run, in order: kvcg, gpu-only, cpu-only (the paper's KVC: the hot "
+                 "cache in front of the CPU store), cpu-store (the CPU backend's store alone)")
+      ->delimiter(',');
   app.add_option("--thetas", p.thetas, "zipfian skews")->delimiter(',');
   app.add_option("--key-space", p.key_space, "distinct key ids requests are drawn from");
   app.add_option("--prefill", p.prefill, "most popular ids loaded before measuring");
@@ -469,7 +473,13 @@ int main(int argc, char** argv) {
   std::string device, backend_name;
   for (const std::string& mode_name : p.modes) {
     kvcg::Config config = base;
-    if (!kvcg::ParseMode(mode_name, &config.mode)) {
+    if (mode_name == "cpu-store") {
+      // The CPU backend's own store, as a CPU-only deployment runs it (the
+      // paper's KVC, "cpu-only", puts the hot cache in front of it and
+      // caches every key there).
+      config.backend = kvcg::Backend::kCpu;
+      config.mode = kvcg::Mode::kCanonical;
+    } else if (!kvcg::ParseMode(mode_name, &config.mode)) {
       std::fprintf(stderr, "bad mode %s\n", mode_name.c_str());
       return 2;
     }
@@ -588,6 +598,24 @@ int main(int argc, char** argv) {
     targets << "null";
   }
 
+  // Issue 12's engine target at every θ: kvcg's closed-loop rate over each
+  // other mode's in the same run, and over the best of them.
+  std::ostringstream ratios;
+  for (const Result& k : results) {
+    if (k.mode != "kvcg" || k.offered_mops != 0) continue;
+    double best = 0;
+    std::string each;
+    for (const Result& o : results) {
+      if (o.mode == "kvcg" || o.offered_mops != 0 || o.theta != k.theta || o.mops <= 0) continue;
+      best = std::max(best, o.mops);
+      each += (each.empty() ? "" : ", ") + Str(o.mode) + ": " + Num(k.mops / o.mops);
+    }
+    if (best == 0) continue;
+    ratios << (ratios.tellp() == 0 ? "" : ",\n    ") << "{\"theta\": " << Num(k.theta)
+           << ", \"kvcg_over\": {" << each << "}, \"kvcg_over_best\": " << Num(k.mops / best)
+           << ", \"target\": 1.0, \"met\": " << (k.mops >= best ? "true" : "false") << "}";
+  }
+
   const std::time_t now = std::time(nullptr);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -634,7 +662,8 @@ int main(int argc, char** argv) {
         << ", \"hot_cache_entries\": " << r.hot_cache_entries << ", \"model\": " << Str(r.model)
         << ", \"switch\": " << r.switch_json << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
-  out << "  ],\n  \"targets\": " << targets.str() << "\n}\n";
+  out << "  ],\n  \"targets\": " << targets.str() << ",\n  \"throughput_ratios\": [\n    "
+      << ratios.str() << "\n  ]\n}\n";
   std::fputs(out.str().c_str(), stdout);
   return 0;
 }
