@@ -37,6 +37,9 @@ hotcache::HotCache::Options CacheOptions(const Config& config) {
   // after it was acknowledged; write-through lets the canonical store refuse
   // it up front instead.
   o.write_through = config.max_keys != 0 || config.max_memory_bytes != 0;
+  // Hot-only mode caches every key a client names; kvcg mode only the
+  // model's hot keys, a bounded set.
+  o.bound_absent = config.mode == Mode::kHotOnly;
   o.clock = config.clock;
   return o;
 }

@@ -54,6 +54,7 @@ class HotCache::BucketWriter {
 HotCache::HotCache(const Options& options)
     : write_through_(options.write_through),
       clock_(options.clock),
+      bound_absent_(options.bound_absent),
       mask_(std::bit_ceil(std::max<uint64_t>(options.buckets, 1)) - 1),
       buckets_(std::make_unique<Bucket[]>(mask_ + 1)) {}
 
@@ -449,7 +450,13 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
     out->done.push_back(w);
   }
   e->pending.reset();
-  if (e->state == State::kUnknown) Remove(bucket, e);  // a failed miss with nothing queued
+  // A failed miss with nothing queued; or, with bound_absent and the cache
+  // past its capacity, a key the canonical store agrees is absent (a clean
+  // tombstone: removing it leaves the presence count as it is).
+  if (e->state == State::kUnknown ||
+      (bound_absent_ && e->state == State::kTombstone && !e->dirty && entries() > capacity())) {
+    Remove(bucket, e);
+  }
   pending_.fetch_sub(1, std::memory_order_release);
 }
 

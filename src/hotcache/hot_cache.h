@@ -119,6 +119,14 @@ class HotCache {
     uint64_t buckets = 1 << 16;  // Rounded up to a power of two.
     bool write_through = false;
     ClockFunction clock = &SystemClockMs;  // the store's clock (Config::clock)
+    // A miss that finds the key absent leaves a tombstone, so the next op
+    // on the key is answered here (a hot absent key costs no canonical
+    // round trip). With bound_absent (hot-only mode, where every key a
+    // client names comes through the cache) only while the cache holds at
+    // most capacity() entries: past that, keys that do not exist are not
+    // kept, so that a client asking for random keys cannot grow the cache
+    // without bound.
+    bool bound_absent = false;
   };
 
   explicit HotCache(const Options& options);
@@ -303,6 +311,7 @@ class HotCache {
 
   std::atomic<bool> write_through_;
   const ClockFunction clock_;
+  const bool bound_absent_;
   uint64_t mask_;
   std::unique_ptr<Bucket[]> buckets_;
   std::atomic<uint64_t> entries_{0};

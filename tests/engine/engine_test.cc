@@ -359,6 +359,32 @@ TEST_P(EngineTest, CpuOnlyServesEveryKeyFromHotCache) {
   EXPECT_EQ(e->canonical()->Get("a").value, "2");
 }
 
+// Hot-only mode caches every key a client names, but past the cache's
+// capacity not the ones that do not exist: a client asking for random
+// absent keys must not grow memory without bound.
+TEST_P(EngineTest, HotOnlyBoundsCachedAbsentKeys) {
+  Config c = EngineConfig(Mode::kHotOnly);
+  c.hot_cache_buckets = 16;  // capacity 128
+  auto e = Open(c);
+  for (int round = 0; round < 2; ++round) {
+    Batch b;
+    for (int i = 0; i < 1000; ++i) b.Get("absent" + std::to_string(i));
+    b.Delete("absent0");
+    const Results r = e->Execute(b);
+    for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i].code, Code::kNotFound) << i;
+  }
+  EXPECT_LE(e->Stats().hot_cache_entries, 128u);
+  EXPECT_GT(e->Stats().hot_cache_entries, 0u);  // within the bound they stay
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(e->Put("k" + std::to_string(i), "v").code, Code::kNotFound);
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(e->Get("k" + std::to_string(i)).value, "v") << i;
+  EXPECT_GE(e->Stats().hot_cache_entries, 200u);  // keys with values are all cached
+  EXPECT_EQ(e->Delete("k0").value, "v");
+  EXPECT_EQ(e->Get("k0").code, Code::kNotFound);
+  EXPECT_EQ(e->Size(), 199u);
+  ASSERT_TRUE(e->Flush().ok());
+  EXPECT_EQ(e->canonical()->Size(), 199u);
+}
+
 TEST_P(EngineTest, SizeCountsUnreplayedHotUpdates) {
   auto e = Open();
   ASSERT_EQ(e->Put("p", "1").code, Code::kNotFound);

@@ -36,6 +36,7 @@ Results MakeResults(std::initializer_list<OpResultView> rs) {
 
 struct Harness {
   explicit Harness(bool write_through = false) : cache({4, write_through}) {}
+  explicit Harness(const HotCache::Options& options) : cache(options) {}
   // Appends an op to the batch and returns its ref (results sized generously).
   OpRef Add(OpType type, std::string_view key, std::string_view value = {}) {
     batch.Append(type, key, value);
@@ -125,6 +126,65 @@ TEST(HotCacheTest, FailedMissWithNothingQueuedLeavesNoEntry) {
   h.cache.Complete(put, kHash, {Code::kTimedOut, ""}, &c);
   EXPECT_EQ(h.cache.entries(), 0u);
   EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "k"), kHash), Outcome::kMiss);
+}
+
+// A miss on an absent key leaves a tombstone (the next op on the key is
+// answered here). With bound_absent (hot-only mode) only while the cache is
+// within its capacity: past it, asking for keys that do not exist costs no
+// memory, while every key with a value (or with a write queued behind its
+// miss) stays cached.
+TEST(HotCacheTest, AbsentKeysLeaveTombstonesWithinTheBound) {
+  HotCache::Completion c;
+  HotCache::Options o;
+  o.buckets = 1;  // capacity 8
+  o.bound_absent = true;
+  Harness h(o);
+  ASSERT_EQ(h.cache.capacity(), 8u);
+  for (int i = 0; i < 8; ++i) {  // within the bound: tombstones stay
+    OpRef get = h.Add(OpType::kGet, "absent" + std::to_string(i));
+    ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kMiss);
+    h.cache.Complete(get, kHash, {Code::kNotFound, ""}, &c);
+  }
+  EXPECT_EQ(h.cache.entries(), 8u);
+  EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "absent0"), kHash), Outcome::kDone);
+  // Past it: an absent key's entry goes once its miss is answered ...
+  OpRef get = h.Add(OpType::kGet, "a");
+  ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kMiss);
+  h.cache.Complete(get, kHash, {Code::kNotFound, ""}, &c);
+  EXPECT_EQ(h.cache.entries(), 8u);
+  EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "a"), kHash), Outcome::kMiss);  // asks again
+  EXPECT_EQ(h.cache.entries(), 9u);                                              // in flight
+  // ... and so does one a DELETE found (the canonical store agrees it is gone);
+  OpRef del = h.Add(OpType::kDelete, "b");
+  ASSERT_EQ(h.cache.Execute(del, kHash), Outcome::kMiss);
+  h.cache.Complete(del, kHash, {Code::kOk, "old"}, &c);
+  EXPECT_EQ(h.cache.entries(), 9u);
+  // a PUT queued behind the miss makes the entry the key's only copy: kept;
+  OpRef miss = h.Add(OpType::kGet, "c");
+  ASSERT_EQ(h.cache.Execute(miss, kHash), Outcome::kMiss);
+  OpRef put = h.Add(OpType::kPut, "c", "new");
+  ASSERT_EQ(h.cache.Execute(put, kHash), Outcome::kWaiting);
+  h.cache.Complete(miss, kHash, {Code::kNotFound, ""}, &c);
+  EXPECT_EQ(c.done.size(), 2u);
+  EXPECT_EQ(h.cache.entries(), 10u);
+  EXPECT_EQ(h.cache.dirty(), 1u);
+  OpRef hit = h.Add(OpType::kGet, "c");
+  ASSERT_EQ(h.cache.Execute(hit, kHash), Outcome::kDone);
+  EXPECT_EQ(h.Result(hit).value, "new");
+  // a key with a value stays cached.
+  OpRef found = h.Add(OpType::kGet, "d");
+  ASSERT_EQ(h.cache.Execute(found, kHash), Outcome::kMiss);
+  h.cache.Complete(found, kHash, {Code::kOk, "v"}, &c);
+  EXPECT_EQ(h.cache.entries(), 11u);
+  EXPECT_EQ(h.cache.Execute(h.Add(OpType::kGet, "d"), kHash), Outcome::kDone);
+  // Without bound_absent (kvcg mode) tombstones stay past the capacity.
+  Harness k(HotCache::Options{1});
+  for (int i = 0; i < 12; ++i) {
+    OpRef g = k.Add(OpType::kGet, "absent" + std::to_string(i));
+    ASSERT_EQ(k.cache.Execute(g, kHash), Outcome::kMiss);
+    k.cache.Complete(g, kHash, {Code::kNotFound, ""}, &c);
+  }
+  EXPECT_EQ(k.cache.entries(), 12u);
 }
 
 TEST(HotCacheTest, LogReplaysCurrentStateAndEvictionFollowsPredicate) {
