@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/eviction_kernels.h"
+#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 
 namespace kvcg::store::gpu {
@@ -96,14 +97,7 @@ __device__ void AgeKeptKey(const EvictParams& p, uint32_t generation, const Rati
 // block): enough blocks to fill the device several times over (64 warps
 // per SM), fewer when there is less work; the kernels grid-stride beyond.
 inline cudaError_t EvictBlocks(uint64_t warps, uint32_t* blocks) {
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const uint64_t want = (warps + kEvictWarpsPerBlock - 1) / kEvictWarpsPerBlock;
-  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;
-  *blocks = uint32_t(want < cap ? want : cap);
-  if (*blocks == 0) *blocks = 1;
-  return err;
+  return GridStrideBlocks(warps, kEvictWarpsPerBlock, 8, blocks);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/expiry_kernels.h"
+#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 
 namespace kvcg::store::gpu {
@@ -137,19 +138,15 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 cudaError_t SweepExpired(const TableView& table, uint64_t now, Reclaimed* list, uint64_t capacity,
                          SweepTotals* totals, cudaStream_t stream) {
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(SweepTotals), stream);
-  if (err != cudaSuccess) return err;
   // Enough warps to fill the device several times over (a chain walk is a
   // string of dependent loads: many in flight hide them); grid-stride beyond.
+  // 32 buckets a warp; 8 blocks, 64 warps, per SM: all resident.
   const uint64_t buckets = 1ull << table.bucket_bits;
-  const uint64_t want = (buckets / 32 + kWarpsPerBlock - 1) / kWarpsPerBlock;  // 32 buckets a warp
-  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;  // 64 warps per SM: all resident
-  const uint32_t blocks = uint32_t(want < cap ? want : cap);
-  SweepKernel<<<blocks == 0 ? 1 : blocks, kBlockThreads, 0, stream>>>(table, now, list, capacity,
-                                                                       totals);
+  uint32_t blocks = 1;
+  cudaError_t err = GridStrideBlocks(buckets / 32, kWarpsPerBlock, 8, &blocks);
+  if (err == cudaSuccess) err = cudaMemsetAsync(totals, 0, sizeof(SweepTotals), stream);
+  if (err != cudaSuccess) return err;
+  SweepKernel<<<blocks, kBlockThreads, 0, stream>>>(table, now, list, capacity, totals);
   return cudaGetLastError();
 }
 

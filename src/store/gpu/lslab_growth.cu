@@ -15,6 +15,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/lslab_growth.h"
 
@@ -26,15 +27,9 @@ constexpr uint32_t kWarpsPerBlock = kBlockThreads / 32;
 constexpr uint32_t kSlotMask = (1u << kSlotsPerSlab) - 1;
 
 uint32_t Blocks(uint64_t threads, uint32_t cap_per_sm) {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    sms = 1;
-  }
-  const uint64_t want = (threads + kBlockThreads - 1) / kBlockThreads;
-  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * cap_per_sm;
-  const uint64_t blocks = want < cap ? want : cap;
-  return uint32_t(blocks == 0 ? 1 : blocks);
+  uint32_t blocks = 1;
+  GridStrideBlocks(threads, kBlockThreads, cap_per_sm, &blocks);  // one SM if unreadable
+  return blocks;
 }
 
 // One warp per chain (grid-stride over buckets). kCopy false: counts the

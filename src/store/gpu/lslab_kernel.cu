@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/arb_ops.cuh"
+#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/lslab_kernel.h"
 #include "store/gpu/resident_kernel.cuh"
@@ -607,14 +608,9 @@ int LSlabTile() { return g_tile; }
 
 cudaError_t LSlabResidentBlocks(int* blocks) {
   *blocks = 0;
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  int per_sm = 0;
-  err = Occupancy(g_min_blocks, &per_sm);
-  if (err != cudaSuccess) return err;
-  int sms = 0;
-  err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  int per_sm = 0, sms = 0;
+  cudaError_t err = Occupancy(g_min_blocks, &per_sm);
+  if (err == cudaSuccess) err = DeviceSmCount(&sms);
   if (err != cudaSuccess) return err;
   *blocks = per_sm * sms;
   g_resident_blocks[g_min_blocks] = *blocks;

@@ -20,6 +20,7 @@
 // that disagreed with the dump could never write out of bounds.
 #include <cuda_runtime.h>
 
+#include "store/gpu/grid_size.h"
 #include "store/gpu/snapshot_kernels.h"
 
 namespace kvcg::store::gpu {
@@ -157,15 +158,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 }  // namespace
 
 cudaError_t SnapshotBlocks(uint64_t warps, uint32_t* blocks) {
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err != cudaSuccess) return err;
-  uint64_t want = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const uint64_t cap = uint64_t(sms > 0 ? sms : 1) * 8;
-  *blocks = uint32_t(want < cap ? want : cap);
-  if (*blocks == 0) *blocks = 1;
-  return cudaSuccess;
+  return GridStrideBlocks(warps, kWarpsPerBlock, 8, blocks);
 }
 
 cudaError_t SnapshotCount(const TableView& table, BucketRange range, uint64_t now,

@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/arb_ops.cuh"
+#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/window_kernel.h"
 #include "store/gpu/resident_kernel.cuh"
@@ -520,13 +521,10 @@ int g_window_resident = 0;
 
 cudaError_t WindowResidentBlocks(int* blocks) {
   *blocks = 0;
-  int device = 0, per_sm = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) {
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, WindowKernel<kWindowMinBlocks>,
-                                                        kWindowBlockThreads, 0);
-  }
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  int per_sm = 0, sms = 0;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, WindowKernel<kWindowMinBlocks>, kWindowBlockThreads, 0);
+  if (err == cudaSuccess) err = DeviceSmCount(&sms);
   if (err != cudaSuccess) return err;
   *blocks = per_sm * sms;
   g_window_resident = *blocks;

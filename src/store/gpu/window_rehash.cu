@@ -5,6 +5,7 @@
 // is where an insert would put it, and every key stays reachable).
 #include <cuda_runtime.h>
 
+#include "store/gpu/grid_size.h"
 #include "store/gpu/window_rehash.h"
 #include "store/gpu/xxh3_fixed8.h"
 
@@ -55,16 +56,11 @@ __global__ void CopySpecial(WindowTableView from, WindowTableView to) {
 
 cudaError_t WindowRehash(const WindowTableView& from, const WindowTableView& to,
                          const uint64_t* slot_hashes, cudaStream_t stream) {
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  uint32_t blocks = 1;
+  const cudaError_t err =
+      GridStrideBlocks(from.windows * kWindowSlots, kBlockThreads, 16, &blocks);  // a thread a slot
   if (err != cudaSuccess) return err;
-  const uint64_t slots = from.windows * kWindowSlots;
-  uint64_t blocks = (slots + kBlockThreads - 1) / kBlockThreads;
-  const uint64_t cap = uint64_t(sms) * 16;
-  if (blocks > cap) blocks = cap;
-  if (blocks == 0) blocks = 1;
-  RehashKernel<<<uint32_t(blocks), kBlockThreads, 0, stream>>>(from, to, slot_hashes);
+  RehashKernel<<<blocks, kBlockThreads, 0, stream>>>(from, to, slot_hashes);
   CopySpecial<<<1, 32, 0, stream>>>(from, to);
   return cudaGetLastError();
 }
