@@ -92,9 +92,12 @@ class KeyChooser {
 
 // One client thread's pre-drawn requests: key ids with the operation in the
 // top bit (ids are below the key space, < 2^63), replayed in a cycle.
-// Long enough (--stream-ops, 2^20 by default: 8 MiB a thread) that a cycle
-// touches far more keys than a GPU's L2 holds lines, so replaying it
-// measures the same memory traffic as fresh draws.
+// Long enough (--stream-ops, 2^22 by default: 32 MiB a thread, about two
+// cycles in a 2 s row on the H200 host) that a cycle touches far more keys
+// than a GPU's L2 holds lines. What replaying does change: a key PUT in an
+// earlier cycle is PUT again where a later cycle's GETs read it, so more
+// GETs find their key than with fresh draws (at θ 0.5, 2^20 ops a thread:
+// 15.0 % against 11.9 %, the same in every mode; docs/BENCHMARKS.md 3e).
 class RequestStream {
  public:
   static constexpr uint64_t kPut = uint64_t{1} << 63;
@@ -166,7 +169,7 @@ struct Params {
   unsigned batch = 512;
   unsigned pipeline = 4;
   double read_ratio = 0.95;
-  uint64_t stream_ops = uint64_t{1} << 20;  // per client thread; 0 = draw inline
+  uint64_t stream_ops = uint64_t{1} << 22;  // per client thread; 0 = draw inline
   std::string model = "prior";
   double hot_fraction = 0.001;
   std::string router_model = "histogram";  // the paper's baseline
@@ -207,6 +210,7 @@ Totals RunLoad(kvcg::Store* store, const Params& p, const KeyChooser& zipf,
       KeyChooser keys = zipf;  // one per thread
       const RequestStream* stream = streams.empty() ? nullptr : &streams[t];
       uint64_t cursor = stream == nullptr ? 0 : (seed * 0x2545F4914F6CDD1Dull) % stream->size();
+      uint64_t cycle = seed << 16;  // distinct per run (warm-up, measure)
       std::atomic<unsigned> outstanding{0};
       std::mutex mu;
       kvcg::LatencyHistogram latency;
@@ -228,12 +232,16 @@ Totals RunLoad(kvcg::Store* store, const Params& p, const KeyChooser& zipf,
         if (stream != nullptr) {
           for (unsigned i = 0; i < p.batch; ++i) {
             const uint64_t r = (*stream)[cursor];
-            cursor = cursor + 1 == stream->size() ? 0 : cursor + 1;
+            if (++cursor == stream->size()) {
+              cursor = 0;
+              ++cycle;
+            }
             const uint64_t id = r & ~RequestStream::kPut;
             if ((r & RequestStream::kPut) == 0) {
               batch.Get(KeyView(id));
             } else {
-              const uint64_t v = id * 0x9E3779B97F4A7C15ull + cursor;  // a fresh value
+              // A value of its own in every cycle of the stream.
+              const uint64_t v = (id ^ cycle << 40) * 0x9E3779B97F4A7C15ull + cursor;
               batch.Put(KeyView(id), KeyView(v));
             }
           }
@@ -365,6 +373,7 @@ Component FromHistogram(const kvcg::LatencyHistogram& h, uint64_t ops) {
 
 struct Result {
   std::string mode;
+  std::string backend, device;  // this mode's (cpu-store runs on the CPU backend)
   double theta = 0;
   double load_fraction = 1;  // of this mode's closed-loop rate at this θ (1: the closed loop)
   double offered_mops = 0;   // paced rows: the rate asked for (0: the closed loop)
@@ -420,6 +429,10 @@ int main(int argc, char** argv) {
                  "pre-drawn requests per client thread, replayed in a cycle (0 = draw inline)");
   app.add_flag("--quick", p.quick, "tiny run (seconds on the CPU backend)");
   CLI11_PARSE(app, argc, argv);
+  if (p.key_space == 0 || p.key_space >= RequestStream::kPut) {
+    std::fprintf(stderr, "--key-space must be in [1, 2^63)\n");
+    return 2;
+  }
   for (double f : p.load_fractions) {
     if (!(f > 0 && f < 1)) {
       std::fprintf(stderr, "--load-fractions: %g is not a fraction in (0, 1)\n", f);
@@ -496,8 +509,11 @@ int main(int argc, char** argv) {
     }
     kvcg::Engine* engine = kvcg::AsEngine(store.get());
     const kvcg::StoreInfo info = store->Info();
-    device = info.device;
-    backend_name = kvcg::BackendName(info.backend);
+    // The run's device and backend are the first mode's; each row names its own.
+    if (device.empty()) {
+      device = info.device;
+      backend_name = kvcg::BackendName(info.backend);
+    }
     std::fprintf(stderr, "[%s] %s; prefilling %llu keys\n", mode_name.c_str(), info.detail.c_str(),
                  (unsigned long long)p.prefill);
     Prefill(engine ? engine->canonical() : store.get(), p);
@@ -511,6 +527,8 @@ int main(int argc, char** argv) {
                                           static_cast<uint64_t>(theta * 1e6) + 17);
       Result r;
       r.mode = mode_name;
+      r.backend = kvcg::BackendName(info.backend);
+      r.device = info.device;
       r.theta = theta;
       if (engine != nullptr && config.mode == kvcg::Mode::kKvcg) {
         if (p.model == "trained") {
@@ -647,7 +665,8 @@ int main(int argc, char** argv) {
       << "  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    out << "    {\"mode\": " << Str(r.mode) << ", \"theta\": " << Num(r.theta)
+    out << "    {\"mode\": " << Str(r.mode) << ", \"backend\": " << Str(r.backend)
+        << ", \"device\": " << Str(r.device) << ", \"theta\": " << Num(r.theta)
         << ", \"load_fraction\": " << Num(r.load_fraction)
         << ", \"offered_mops\": " << Num(r.offered_mops)
         << ", \"throughput_mops\": " << Num(r.mops) << ", \"ops\": " << r.ops

@@ -452,7 +452,9 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
   e->pending.reset();
   // A failed miss with nothing queued; or, with bound_absent and the cache
   // past its capacity, a key the canonical store agrees is absent (a clean
-  // tombstone: removing it leaves the presence count as it is).
+  // tombstone: removing it leaves the presence count as it is). The count
+  // includes misses in flight and is read relaxed: the bound is kept
+  // approximately, which is all it is for.
   if (e->state == State::kUnknown ||
       (bound_absent_ && e->state == State::kTombstone && !e->dirty && entries() > capacity())) {
     Remove(bucket, e);
@@ -492,6 +494,13 @@ size_t HotCache::CommitLog(const Results& results) {
     presence_delta_.fetch_sub(int64_t{Present(*e)} - int64_t{e->canonical_present},
                               std::memory_order_relaxed);
     e->canonical_present = Present(*e);
+    // A deleted key's tombstone, now clean: past the bound it goes like an
+    // absent key's after a fill (Complete), or keys created and deleted
+    // one after another would each keep an entry.
+    if (bound_absent_ && e->state == State::kTombstone && e->pending == nullptr &&
+        entries() > capacity()) {
+      Remove(bucket, e);
+    }
   }
   log_ = std::move(kept);
   return failed;

@@ -124,8 +124,9 @@ class HotCache {
     // round trip). With bound_absent (hot-only mode, where every key a
     // client names comes through the cache) only while the cache holds at
     // most capacity() entries: past that, keys that do not exist are not
-    // kept, so that a client asking for random keys cannot grow the cache
-    // without bound.
+    // kept (after a miss's fill, or once a deleted key's tombstone has been
+    // written back), so that a client asking for random keys, or creating
+    // and deleting them, cannot grow the cache without bound.
     bool bound_absent = false;
   };
 

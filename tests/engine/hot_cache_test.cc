@@ -187,6 +187,51 @@ TEST(HotCacheTest, AbsentKeysLeaveTombstonesWithinTheBound) {
   EXPECT_EQ(k.cache.entries(), 12u);
 }
 
+// The same bound for a deleted key's tombstone once it is written back: with
+// bound_absent, past the capacity, CommitLog removes it; without, it stays.
+TEST(HotCacheTest, WrittenBackTombstonesGoPastTheBound) {
+  for (const bool bound : {true, false}) {
+    SCOPED_TRACE(bound ? "bound_absent" : "keep tombstones");
+    HotCache::Options o;
+    o.buckets = 1;  // capacity 8
+    o.bound_absent = bound;
+    Harness h(o);
+    HotCache::Completion c;
+    for (int i = 0; i < 12; ++i) {
+      OpRef get = h.Add(OpType::kGet, "k" + std::to_string(i));
+      ASSERT_EQ(h.cache.Execute(get, kHash), Outcome::kMiss);
+      h.cache.Complete(get, kHash, {Code::kOk, "v"}, &c);  // values stay past the bound
+    }
+    ASSERT_EQ(h.cache.entries(), 12u);
+    for (int i = 0; i < 12; ++i) {
+      ASSERT_EQ(h.cache.Execute(h.Add(OpType::kDelete, "k" + std::to_string(i)), kHash),
+                Outcome::kDone);
+    }
+    EXPECT_EQ(h.cache.dirty(), 12u);
+    EXPECT_EQ(h.cache.entries(), 12u);  // dirty: the only record of the deletes
+    Batch replay;
+    h.cache.CollectLog(&replay);
+    ASSERT_EQ(replay.size(), 12u);
+    ResultsBuilder rb;
+    rb.Reset(12);
+    for (size_t i = 0; i < 12; ++i) rb.SetValue(i, Code::kOk, "v");
+    EXPECT_EQ(h.cache.CommitLog(rb.Finish()), 0u);
+    EXPECT_EQ(h.cache.dirty(), 0u);
+    EXPECT_EQ(h.cache.entries(), bound ? 8u : 12u);
+    // Whatever was removed or kept, every key reads as deleted.
+    for (int i = 0; i < 12; ++i) {
+      OpRef get = h.Add(OpType::kGet, "k" + std::to_string(i));
+      const Outcome out = h.cache.Execute(get, kHash);
+      if (out == Outcome::kDone) {
+        EXPECT_EQ(h.Result(get).code, Code::kNotFound) << i;
+      } else {
+        EXPECT_EQ(out, Outcome::kMiss) << i;  // removed: the canonical store is asked
+        h.cache.Complete(get, kHash, {Code::kNotFound, ""}, &c);
+      }
+    }
+  }
+}
+
 TEST(HotCacheTest, LogReplaysCurrentStateAndEvictionFollowsPredicate) {
   Harness h;
   HotCache::Completion c;
