@@ -58,7 +58,9 @@ class Model {
   virtual std::string Describe() const = 0;
   // How many keys the model calls hot when it is a finite set of keys (a
   // key-set, fingerprint-set or heavy-hitters model; all-cold: 0); -1 when it
-  // classifies by hash ranges or a predicate and cannot count its keys.
+  // classifies by hash ranges or a predicate and cannot count its keys. A
+  // model that returns 0 is not asked at all: the engine forwards batches
+  // without hashing or classifying them.
   virtual int64_t KeyCount() const { return -1; }
 };
 

@@ -148,6 +148,8 @@ class KvcgEngine final : public Engine {
   // Routes and executes one batch (steps 1–3). Called inside the gate, or by
   // the switching thread for parked batches while the gate is closed.
   void Route(Batch batch, Completion done, const EarlyCallback* early = nullptr);
+  // A batch none of whose ops is hot, to the canonical store as it is.
+  void ForwardCold(Batch batch, Completion done, uint64_t start);
   void OnCold(BatchCtx* ctx, Results&& results);
   // A miss (or the op queued behind it) returned from the canonical store
   // with `result` (already recorded in the op's results).

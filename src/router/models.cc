@@ -62,6 +62,8 @@ class HistogramModel final : public Model {
     return "histogram(" + std::to_string(hot_.size()) + " bins, " + std::to_string(hot_count_) +
            " hot)";
   }
+  // Hash ranges cannot be counted in keys, unless there are none.
+  int64_t KeyCount() const override { return hot_count_ == 0 ? 0 : -1; }
 
  private:
   const std::vector<bool> hot_;

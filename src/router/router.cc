@@ -10,7 +10,10 @@ namespace kvcg::router {
 
 Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> initial,
                uint64_t hot_cache_capacity, HashFunction hash)
-    : kind_(config.model), default_hash_(hash == &Xxh3Hash), model_(std::move(initial)) {
+    : kind_(config.model),
+      default_hash_(hash == &Xxh3Hash),
+      model_(std::move(initial)),
+      routes_nothing_(model_->KeyCount() == 0) {
   if (config.sample_rate <= 0) {
     sample_threshold_ = 0;
   } else if (config.sample_rate >= 1) {
@@ -47,7 +50,8 @@ uint64_t Router::NextRandom() {
   return XorShiftStar(state);
 }
 
-void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
+template <class HashOf>
+void Router::SampleBatch(const Batch& batch, HashOf hash_of) {
   // The same draw as Sample's per op — each op sampled with probability
   // sample_rate, independently — taken as the gaps between sampled ops: a
   // gap is geometric, floor(log(u) / log(1 - rate)) ops, one log per sample
@@ -55,7 +59,7 @@ void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
   // each batch starts afresh.
   const size_t n = batch.size();
   if (log_skip_ == 0) {  // sample_rate >= 1: every op
-    for (size_t i = 0; i < n; ++i) Train(batch.key(i), hashes[i]);
+    for (size_t i = 0; i < n; ++i) Train(batch.key(i), hash_of(i));
     return;
   }
   uint64_t state = NextRandom() | 1;  // a local state: no thread-local access per draw
@@ -64,7 +68,15 @@ void Router::SampleBatch(const Batch& batch, const uint64_t* hashes) {
     const double u = double((XorShiftStar(state) >> 11) + 1) * 0x1p-53;
     return std::floor(std::log(u) / log_skip_);
   };
-  for (double i = gap(); i < double(n); i += 1 + gap()) Train(batch.key(size_t(i)), hashes[size_t(i)]);
+  for (double i = gap(); i < double(n); i += 1 + gap()) Train(batch.key(size_t(i)), hash_of(size_t(i)));
+}
+
+void Router::Sample(const Batch& batch, const uint64_t* hashes) {
+  if (sample_threshold_ != 0) SampleBatch(batch, [&](size_t i) { return hashes[i]; });
+}
+
+void Router::SampleUnhashed(const Batch& batch, HashFunction hash) {
+  if (sample_threshold_ != 0) SampleBatch(batch, [&](size_t i) { return hash(batch.key(i)); });
 }
 
 void Router::ResetTraining() {
@@ -74,6 +86,7 @@ void Router::ResetTraining() {
 
 void Router::Install(std::shared_ptr<const Model> model) {
   model_ = std::move(model);
+  routes_nothing_ = model_->KeyCount() == 0;
   ++version_;
 }
 

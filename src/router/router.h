@@ -66,9 +66,10 @@ class Router {
   // Sample for every op of `batch` (hashes[i]: op i's Config::hash): the
   // same draw per op, taken as geometric gaps between sampled ops (one log
   // per sample; a random number per op cost more than the model's probe).
-  void Sample(const Batch& batch, const uint64_t* hashes) {
-    if (sample_threshold_ != 0) SampleBatch(batch, hashes);
-  }
+  void Sample(const Batch& batch, const uint64_t* hashes);
+  // The same for a batch whose hashes were not computed (routes_nothing):
+  // only the sampled ops are hashed, with `hash` (Config::hash).
+  void SampleUnhashed(const Batch& batch, HashFunction hash);
   bool sampling() const { return sample_threshold_ != 0; }
 
   // Samples the trainer counted since the last ResetTraining (dropped ones excluded).
@@ -83,13 +84,18 @@ class Router {
   uint64_t hot_keys_limit() const { return hot_keys_limit_; }
 
   const std::shared_ptr<const Model>& model() const { return model_; }
+  // The installed model calls no key hot (KeyCount() == 0: all-cold, or a
+  // histogram without a hot bin), so routing a batch decides nothing.
+  bool routes_nothing() const { return routes_nothing_; }
   uint64_t version() const { return version_; }
   // Installs `model` as the next version. See thread safety above.
   void Install(std::shared_ptr<const Model> model);
 
  private:
   static uint64_t NextRandom();
-  void SampleBatch(const Batch& batch, const uint64_t* hashes);
+  // Sample's draw for every op of a batch; hash_of(i) is op i's hash.
+  template <class HashOf>
+  void SampleBatch(const Batch& batch, HashOf hash_of);
   // One sampled request to the trainer, counted when it took it.
   void Train(std::string_view key, uint64_t hash) {
     if (trainer_->Add(key, hash)) samples_.fetch_add(1, std::memory_order_relaxed);
@@ -103,6 +109,7 @@ class Router {
   std::unique_ptr<Trainer> trainer_;
   std::atomic<uint64_t> samples_{0};
   std::shared_ptr<const Model> model_;
+  bool routes_nothing_;
   uint64_t version_ = 1;
 };
 

@@ -54,6 +54,41 @@ TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
   EXPECT_EQ(r.BuildShadow()->Describe(), "histogram(100 bins, 0 hot)");
 }
 
+// A model that calls no key hot routes nothing (the engine then forwards
+// batches unhashed); its batches are still sampled, hashing only the
+// sampled ops, and train the shadow model as hashed batches do.
+uint64_t HashToBin3(std::string_view) { return HashInBin(3, 100); }
+
+TEST(RouterTest, ModelsThatCallNoKeyHotRouteNothingAndStillTrain) {
+  Config::RouterConfig c;
+  c.model = RouterModel::kHistogram;
+  c.bins = 100;
+  c.threshold = 0.1;
+  c.sample_rate = 1.0;
+  Router r(c, MakeAllColdModel(), kCapacity, &HashToBin3);
+  EXPECT_TRUE(r.routes_nothing());
+  Batch b;
+  for (int i = 0; i < 20; ++i) b.Get("key" + std::to_string(i));
+  r.SampleUnhashed(b, &HashToBin3);
+  EXPECT_EQ(r.samples(), 20u);
+  auto learned = r.BuildShadow();
+  EXPECT_EQ(learned->Describe(), "histogram(100 bins, 1 hot)");
+  EXPECT_EQ(learned->KeyCount(), -1);
+  r.Install(learned);
+  EXPECT_FALSE(r.routes_nothing());
+  r.ResetTraining();
+  auto none = r.BuildShadow();  // no samples: no hot bin
+  EXPECT_EQ(none->KeyCount(), 0);
+  r.Install(none);
+  EXPECT_TRUE(r.routes_nothing());
+  r.Install(MakeKeySetModel({"a"}, "one key"));
+  EXPECT_FALSE(r.routes_nothing());
+  r.Install(MakeKeySetModel({}, "no keys"));
+  EXPECT_TRUE(r.routes_nothing());
+  r.Install(MakeAllHotModel());
+  EXPECT_FALSE(r.routes_nothing());
+}
+
 TEST(RouterTest, SamplingRateIsHonoured) {
   Config::RouterConfig c;
   c.sample_rate = 0.1;
