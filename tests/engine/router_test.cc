@@ -31,13 +31,19 @@ uint64_t HashInBin(size_t bin, size_t bins) {
   return static_cast<uint64_t>(width * bin + width / 2);
 }
 
-TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
+// A histogram router of 100 bins that samples every request and marks the
+// bins above 10 % of the samples.
+Config::RouterConfig Histogram100() {
   Config::RouterConfig c;
   c.model = RouterModel::kHistogram;
   c.bins = 100;
   c.threshold = 0.1;
   c.sample_rate = 1.0;
-  Router r(c, MakeAllColdModel(), kCapacity);
+  return c;
+}
+
+TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
+  Router r(Histogram100(), MakeAllColdModel(), kCapacity);
   for (int i = 0; i < 50; ++i) r.Sample("k", HashInBin(3, 100));   // 50%
   for (int i = 0; i < 11; ++i) r.Sample("k", HashInBin(7, 100));   // 11%
   for (int i = 0; i < 10; ++i) r.Sample("k", HashInBin(8, 100));   // 10%: not above
@@ -60,12 +66,7 @@ TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
 uint64_t HashToBin3(std::string_view) { return HashInBin(3, 100); }
 
 TEST(RouterTest, ModelsThatCallNoKeyHotRouteNothingAndStillTrain) {
-  Config::RouterConfig c;
-  c.model = RouterModel::kHistogram;
-  c.bins = 100;
-  c.threshold = 0.1;
-  c.sample_rate = 1.0;
-  Router r(c, MakeAllColdModel(), kCapacity, &HashToBin3);
+  Router r(Histogram100(), MakeAllColdModel(), kCapacity, &HashToBin3);
   EXPECT_TRUE(r.routes_nothing());
   Batch b;
   for (int i = 0; i < 20; ++i) b.Get("key" + std::to_string(i));
