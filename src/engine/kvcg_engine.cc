@@ -139,12 +139,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   // cost ~10 ns an op on the 2-core VM, ~20 on the H200 host, for nothing.
   if (!cpu_only_ && router_.routes_nothing() && n != 0) {
     router_.SampleUnhashed(batch, config_.hash);
-    if (profile_.on()) {
-      for (uint64_t& end : phase_end) end = NowNs();
-    }
-    ForwardCold(std::move(batch), std::move(done), start);
-    if (profile_.on()) profile_.Record(start, phase_end, n, 0);
-    return;
+    return ForwardCold(std::move(batch), std::move(done), start, phase_end);
   }
   // Every op's hash and fingerprint first, one XXH3 each when Config::hash
   // is the default (router.h, Fingerprint); then the model classifies the
@@ -167,10 +162,7 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     hot_count = router_.Classify(batch, hashes, fingerprints, is_hot);
   }
   if (hot_count == 0 && n != 0) {
-    if (profile_.on()) phase_end[RouteProfile::kClassify] = phase_end[RouteProfile::kHot] = NowNs();
-    ForwardCold(std::move(batch), std::move(done), start);
-    if (profile_.on()) profile_.Record(start, phase_end, n, 0);
-    return;
+    return ForwardCold(std::move(batch), std::move(done), start, phase_end);
   }
 
   auto* ctx = new BatchCtx(std::move(done), n, hot_count, start);
@@ -268,7 +260,13 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   Finish(ctx, hits + errors + 1);  // +1: the routing pass's own hold on ctx
 }
 
-void KvcgEngine::ForwardCold(Batch batch, Completion done, uint64_t start) {
+void KvcgEngine::ForwardCold(Batch batch, Completion done, uint64_t start,
+                             uint64_t (&phase_end)[RouteProfile::kPhases]) {
+  const uint32_t n = static_cast<uint32_t>(batch.size());
+  if (profile_.on()) {  // the phases the pass skipped end now
+    const uint64_t now = NowNs();
+    for (uint64_t& end : phase_end) end = end != 0 ? end : now;
+  }
   // Forwarded as it is, and so are its Results: nothing is copied.
   canonical_->Submit(std::move(batch), [this, start, done = std::move(done)](Results&& results) {
     EngineFrame frame;
@@ -277,6 +275,7 @@ void KvcgEngine::ForwardCold(Batch batch, Completion done, uint64_t start) {
     done(std::move(results));
     FinishStashed(1);
   });
+  if (profile_.on()) profile_.Record(start, phase_end, n, 0);
 }
 
 void KvcgEngine::OnCold(BatchCtx* ctx, Results&& results) {

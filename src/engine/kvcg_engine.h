@@ -148,8 +148,11 @@ class KvcgEngine final : public Engine {
   // Routes and executes one batch (steps 1–3). Called inside the gate, or by
   // the switching thread for parked batches while the gate is closed.
   void Route(Batch batch, Completion done, const EarlyCallback* early = nullptr);
-  // A batch none of whose ops is hot, to the canonical store as it is.
-  void ForwardCold(Batch batch, Completion done, uint64_t start);
+  // A batch none of whose ops is hot, to the canonical store as it is;
+  // ends the routing pass that began at `start` (its profile: phase_end,
+  // where the phases it skipped are still 0).
+  void ForwardCold(Batch batch, Completion done, uint64_t start,
+                   uint64_t (&phase_end)[RouteProfile::kPhases]);
   void OnCold(BatchCtx* ctx, Results&& results);
   // A miss (or the op queued behind it) returned from the canonical store
   // with `result` (already recorded in the op's results).

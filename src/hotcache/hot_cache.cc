@@ -450,15 +450,8 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
     out->done.push_back(w);
   }
   e->pending.reset();
-  // A failed miss with nothing queued; or, with bound_absent and the cache
-  // past its capacity, a key the canonical store agrees is absent (a clean
-  // tombstone: removing it leaves the presence count as it is). The count
-  // includes misses in flight and is read relaxed: the bound is kept
-  // approximately, which is all it is for.
-  if (e->state == State::kUnknown ||
-      (bound_absent_ && e->state == State::kTombstone && !e->dirty && entries() > capacity())) {
-    Remove(bucket, e);
-  }
+  // A failed miss with nothing queued, or an absent key past the bound.
+  if (e->state == State::kUnknown || DropsAbsent(*e)) Remove(bucket, e);
   pending_.fetch_sub(1, std::memory_order_release);
 }
 
@@ -495,12 +488,9 @@ size_t HotCache::CommitLog(const Results& results) {
                               std::memory_order_relaxed);
     e->canonical_present = Present(*e);
     // A deleted key's tombstone, now clean: past the bound it goes like an
-    // absent key's after a fill (Complete), or keys created and deleted
-    // one after another would each keep an entry.
-    if (bound_absent_ && e->state == State::kTombstone && e->pending == nullptr &&
-        entries() > capacity()) {
-      Remove(bucket, e);
-    }
+    // absent key's after a fill, or keys created and deleted one after
+    // another would each keep an entry.
+    if (DropsAbsent(*e)) Remove(bucket, e);
   }
   log_ = std::move(kept);
   return failed;

@@ -309,6 +309,15 @@ class HotCache {
   }
   void MarkDirty(Entry& entry);
   static bool Present(const Entry& entry) { return entry.state == State::kValue; }
+  // bound_absent: a settled entry that only says its key is absent, in a
+  // cache past its capacity — a clean tombstone, which the canonical store
+  // agrees with, so removing it leaves the presence count as it is. The
+  // count includes misses in flight and is read relaxed: the bound is kept
+  // approximately, which is all it is for.
+  bool DropsAbsent(const Entry& entry) const {
+    return bound_absent_ && entry.state == State::kTombstone && !entry.dirty &&
+           entry.pending == nullptr && entries() > capacity();
+  }
 
   std::atomic<bool> write_through_;
   const ClockFunction clock_;

@@ -12,8 +12,7 @@ Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> 
                uint64_t hot_cache_capacity, HashFunction hash)
     : kind_(config.model),
       default_hash_(hash == &Xxh3Hash),
-      model_(std::move(initial)),
-      routes_nothing_(model_->KeyCount() == 0) {
+      model_(std::move(initial)) {
   if (config.sample_rate <= 0) {
     sample_threshold_ = 0;
   } else if (config.sample_rate >= 1) {
@@ -86,7 +85,6 @@ void Router::ResetTraining() {
 
 void Router::Install(std::shared_ptr<const Model> model) {
   model_ = std::move(model);
-  routes_nothing_ = model_->KeyCount() == 0;
   ++version_;
 }
 

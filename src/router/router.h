@@ -86,7 +86,7 @@ class Router {
   const std::shared_ptr<const Model>& model() const { return model_; }
   // The installed model calls no key hot (KeyCount() == 0: all-cold, or a
   // histogram without a hot bin), so routing a batch decides nothing.
-  bool routes_nothing() const { return routes_nothing_; }
+  bool routes_nothing() const { return model_->KeyCount() == 0; }
   uint64_t version() const { return version_; }
   // Installs `model` as the next version. See thread safety above.
   void Install(std::shared_ptr<const Model> model);
@@ -109,7 +109,6 @@ class Router {
   std::unique_ptr<Trainer> trainer_;
   std::atomic<uint64_t> samples_{0};
   std::shared_ptr<const Model> model_;
-  bool routes_nothing_;
   uint64_t version_ = 1;
 };
 

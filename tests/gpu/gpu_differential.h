@@ -18,15 +18,6 @@
 
 namespace kvcg::gpu_test {
 
-// A GPU store of `layout` with a 1 GiB slab pool.
-inline Config GpuConfig(Layout layout) {
-  Config c;
-  c.backend = Backend::kGpu;
-  c.layout = layout;
-  c.gpu_memory_bytes = 1ull << 30;
-  return c;
-}
-
 // A reference model applying ops in order; returns the expected result.
 struct HostModel {
   std::unordered_map<std::string, std::string> map;

@@ -48,9 +48,7 @@ TEST(GpuPrepare, OneGroupOfAWholeMediumArbMatchesTheModel) {
   SKIP_WITHOUT_GPU();
   for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
     SCOPED_TRACE(LayoutName(layout));
-    Config c = GpuConfig(layout);
-    c.hash = [](std::string_view) -> uint64_t { return 7; };
-    auto store = OpenOrDie(c);
+    auto store = OpenOrDie(gpu_test::CollidingGpuConfig(layout));
     ASSERT_TRUE(store);
     RunDifferential(store.get(), layout == Layout::kFixed8, 9, 2, int(kMediumArbOps), 200);
   }

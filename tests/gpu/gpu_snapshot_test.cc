@@ -29,14 +29,8 @@ namespace {
 
 using Image = std::map<std::string, std::string>;
 
-Config GpuConfig(Layout layout) {
-  Config c;
-  c.backend = Backend::kGpu;
-  c.layout = layout;
-  c.gpu_memory_bytes = 1ull << 30;
-  return c;
-}
-
+using gpu_test::CollidingGpuConfig;
+using gpu_test::GpuConfig;
 using gpu_test::OpenOrDie;
 
 std::string Printable(const std::string& s) {
@@ -225,9 +219,7 @@ TEST(GpuSnapshot, AllKeysCollideLongChain) {
   SKIP_WITHOUT_GPU();
   for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
     SCOPED_TRACE(LayoutName(layout));
-    Config c = GpuConfig(layout);
-    c.hash = [](std::string_view) -> uint64_t { return 7; };
-    auto store = OpenOrDie(c);
+    auto store = OpenOrDie(CollidingGpuConfig(layout));
     ASSERT_TRUE(store);
     Image model;
     for (uint64_t k = 0; k < 2000; ++k) {

@@ -63,9 +63,8 @@ TEST(GpuStore, EveryKernelVariantMatchesTheModel) {
     SCOPED_TRACE("min_blocks " + std::to_string(v[0]) + " tile " + std::to_string(v[1]));
     store::gpu::SetLSlabVariant(v[0], v[1]);
     for (bool collide : {false, true}) {
-      Config c = GpuConfig(Layout::kGeneral);
-      if (collide) c.hash = [](std::string_view) -> uint64_t { return 7; };
-      auto store = OpenOrDie(c);
+      auto store = OpenOrDie(collide ? gpu_test::CollidingGpuConfig(Layout::kGeneral)
+                                     : GpuConfig(Layout::kGeneral));
       ASSERT_TRUE(store);
       RunDifferential(store.get(), false, 11 + v[1], 4, collide ? 1500 : 2500,
                       collide ? 80 : 300);
@@ -77,18 +76,14 @@ TEST(GpuStore, EveryKernelVariantMatchesTheModel) {
 // Every key hashes to 7: one bucket, a long slab chain, exact compares only.
 TEST(GpuStore, GeneralAllKeysCollideLongChain) {
   SKIP_WITHOUT_GPU();
-  Config c = GpuConfig(Layout::kGeneral);
-  c.hash = [](std::string_view) -> uint64_t { return 7; };
-  auto store = OpenOrDie(c);
+  auto store = OpenOrDie(gpu_test::CollidingGpuConfig(Layout::kGeneral));
   ASSERT_TRUE(store);
   RunDifferential(store.get(), false, 3, 6, 2000, 400);  // ~13 slabs in one chain
 }
 
 TEST(GpuStore, Fixed8AllKeysCollideLongChain) {
   SKIP_WITHOUT_GPU();
-  Config c = GpuConfig(Layout::kFixed8);
-  c.hash = [](std::string_view) -> uint64_t { return 7; };
-  auto store = OpenOrDie(c);
+  auto store = OpenOrDie(gpu_test::CollidingGpuConfig(Layout::kFixed8));
   ASSERT_TRUE(store);
   RunDifferential(store.get(), true, 4, 6, 2000, 400);
 }

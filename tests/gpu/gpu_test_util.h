@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kvcg/config.h"
 #include "kvcg/store.h"
@@ -28,6 +29,23 @@ inline std::string Bytes8(uint64_t x) {
   std::string s(8, '\0');
   std::memcpy(s.data(), &x, 8);
   return s;
+}
+
+// A GPU store of `layout` with a 1 GiB slab pool.
+inline Config GpuConfig(Layout layout) {
+  Config c;
+  c.backend = Backend::kGpu;
+  c.layout = layout;
+  c.gpu_memory_bytes = 1ull << 30;
+  return c;
+}
+
+// The same with every key hashing to 7: one bucket, one long slab chain,
+// and (in an ARB's prepare) one group of every op.
+inline Config CollidingGpuConfig(Layout layout) {
+  Config c = GpuConfig(layout);
+  c.hash = [](std::string_view) -> uint64_t { return 7; };
+  return c;
 }
 
 // Store::Open(c), failing the test (non-fatally: the caller checks the
