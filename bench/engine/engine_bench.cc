@@ -176,6 +176,7 @@ struct Params {
   double threshold = 0;   // 0 = the router model's default
   uint64_t hot_keys = 0;  // heavy-hitters: 0 = the hot cache's capacity
   double sample_rate = 0.01;
+  double min_hot_share = kvcg::Config().router.min_hot_share;
   uint32_t gpu_orchestrators = 4;
   uint64_t gpu_memory_mb = 0;
   uint64_t ycsb_items = 0;  // 0 = draw ranks over the key space
@@ -416,6 +417,8 @@ int main(int argc, char** argv) {
                  "trained model: hot bin/key access share (0 = the model's default)");
   app.add_option("--hot-keys", p.hot_keys, "heavy-hitters: most hot keys (0 = hot cache capacity)");
   app.add_option("--sample-rate", p.sample_rate, "trained model: sampled fraction");
+  app.add_option("--min-hot-share", p.min_hot_share,
+                 "trained model: routes nothing when its hot keys had less of the samples");
   app.add_option("--gpu-orchestrators", p.gpu_orchestrators, "GPU backend orchestrator threads");
   app.add_option("--gpu-memory-mb", p.gpu_memory_mb, "GPU slab pool (0 = backend default)");
   app.add_option("--ycsb-items", p.ycsb_items,
@@ -475,6 +478,7 @@ int main(int argc, char** argv) {
   base.router.threshold = p.threshold;
   base.router.hot_keys = p.hot_keys;
   base.router.sample_rate = p.model == "trained" ? p.sample_rate : 0;
+  base.router.min_hot_share = p.min_hot_share;
   p.threshold = kvcg::RouterThreshold(base.router);  // what the router applies, for the record
   base.gpu_orchestrators = p.gpu_orchestrators;
   base.gpu_memory_bytes = p.gpu_memory_mb << 20;
@@ -652,6 +656,7 @@ int main(int argc, char** argv) {
       << ", \"router_model\": " << Str(p.router_model) << ", \"hot_keys\": " << p.hot_keys
       << ", \"hot_fraction\": " << Num(p.hot_fraction) << ", \"threshold\": " << Num(p.threshold)
       << ", \"sample_rate\": " << Num(p.sample_rate)
+      << ", \"min_hot_share\": " << Num(p.min_hot_share)
       << ", \"hot_cache_buckets\": " << p.hot_cache_buckets << ", \"load_fractions\": ["
       << [&] {
            std::string list;

@@ -90,6 +90,7 @@ struct Params {
   uint64_t hot_keys = 0;                    // heavy-hitters: 0 = the hot cache's capacity
   uint32_t bins = 10000;
   double sample_rate = 0.01;
+  double min_hot_share = 0;  // the paper's router installs whatever it trained
   uint64_t train_ops = 5'000'000;
   uint32_t switch_period_ms = 0;
   double timeline_ms = 0;
@@ -113,7 +114,8 @@ Json ConfigJson(const Params& p, const std::string& layout, const std::string& p
       .Num("seconds", p.seconds).Int("ops", p.ops).Num("warmup_seconds", p.warmup)
       .Int("seed", p.seed).Str("model", p.model).Str("router_model", p.router_model)
       .Int("hot_keys", p.hot_keys).Num("threshold", p.threshold)
-      .Int("bins", p.bins).Num("sample_rate", p.sample_rate).Int("train_ops", p.train_ops)
+      .Int("bins", p.bins).Num("sample_rate", p.sample_rate)
+      .Num("min_hot_share", p.min_hot_share).Int("train_ops", p.train_ops)
       .Int("switch_period_ms", p.switch_period_ms).Num("timeline_ms", p.timeline_ms)
       .Num("switch_at", p.switch_at).Int("gpu_orchestrators", p.gpu_orchestrators)
       .Int("gpu_memory_mb", p.gpu_memory_mb);
@@ -269,6 +271,8 @@ int main(int argc, char** argv) {
   app.add_option("--hot-keys", p.hot_keys, "heavy-hitters: most hot keys (0 = hot cache capacity)");
   app.add_option("--bins", p.bins, "histogram model: bins over the hash space");
   app.add_option("--sample-rate", p.sample_rate, "histogram model: sampled fraction of requests");
+  app.add_option("--min-hot-share", p.min_hot_share,
+                 "trained model: routes nothing below this hot share (0, the paper's: never)");
   app.add_option("--train-ops", p.train_ops, "histogram model: requests to train on per point");
   app.add_option("--switch-period-ms", p.switch_period_ms, "engine's own periodic switch (0 = off)");
   app.add_option("--timeline-ms", p.timeline_ms, "timeline bucket width (0 = no timeline)");
@@ -344,6 +348,7 @@ int main(int argc, char** argv) {
   config.router.threshold = p.threshold;
   config.router.hot_keys = p.hot_keys;
   config.router.sample_rate = p.model == "trained" ? p.sample_rate : 0;
+  config.router.min_hot_share = p.min_hot_share;
   p.threshold = kvcg::RouterThreshold(config.router);  // what the router applies, for the record
   config.router.switch_period_ms = p.switch_period_ms;
   config.gpu_orchestrators = p.gpu_orchestrators;

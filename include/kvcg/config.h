@@ -201,6 +201,16 @@ struct Config {
     // (RouterThreshold): 0.001 for histogram; none for heavy-hitters, where
     // hot_keys and a floor of two samples per key decide.
     double threshold = 0;
+    // The share of the sampled accesses the shadow model's hot keys must
+    // have had together (their guaranteed counts for heavy-hitters, their
+    // bins' counts for histogram) for the model to be installed as built;
+    // below it the shadow model routes nothing (an all-cold model, which the
+    // engine forwards without hashing or classifying). Classifying costs
+    // every request its hash and a probe, while the hot cache only pays on
+    // the requests it serves: on a flat load (YCSB θ = 0.5 over 1 G keys, the
+    // hottest 10 K keys get 0.3 %) routing costs more than it saves. 0 =
+    // install whatever the trainer built (the paper's router).
+    double min_hot_share = 0.05;
     // heavy-hitters: the most keys the model calls hot (its sketch tracks 4x
     // as many); 0 = the hot cache's capacity (hot_cache_buckets, rounded up
     // to a power of two, x 8 entries), at most kMaxRouterHotKeys.

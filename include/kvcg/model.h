@@ -65,8 +65,10 @@ class Model {
 };
 
 // Every key cold: the engine behaves like canonical (the initial kvcg model
-// until the first switch).
-std::shared_ptr<const Model> MakeAllColdModel();
+// until the first switch, and the router's shadow model when its hot keys
+// are too rare to pay, see RouterConfig::min_hot_share). Describe() is
+// `description`.
+std::shared_ptr<const Model> MakeAllColdModel(std::string description = "all-cold");
 // Every key hot: the hot-only mode's model.
 std::shared_ptr<const Model> MakeAllHotModel();
 

@@ -397,6 +397,7 @@ void ApplyConfig(kvcg::Config& c, const py::kwargs& kw) {
     else if (name == "router_bins") c.router.bins = uint32_t(u64(name, v));
     else if (name == "router_threshold") c.router.threshold = f64(name, v);
     else if (name == "router_sample_rate") c.router.sample_rate = f64(name, v);
+    else if (name == "router_min_hot_share") c.router.min_hot_share = f64(name, v);
     else if (name == "router_switch_period_ms") c.router.switch_period_ms = uint32_t(u64(name, v));
     else if (name == "router_min_samples") c.router.min_samples = u64(name, v);
     else {
@@ -405,7 +406,8 @@ void ApplyConfig(kvcg::Config& c, const py::kwargs& kw) {
           "' (config keys: max_key_bytes, max_value_bytes, max_keys, max_memory_bytes, "
           "expected_keys, cpu_shards, gpu_device, gpu_memory_bytes, gpu_max_batch_ops, "
           "gpu_batch_timeout_us, gpu_resident_blocks, retry_timeout_ms, hot_cache_buckets, router_model, router_hot_keys, "
-          "router_bins, router_threshold, router_sample_rate, router_switch_period_ms, "
+          "router_bins, router_threshold, router_sample_rate, router_min_hot_share, "
+          "router_switch_period_ms, "
           "router_min_samples)");
     }
   }

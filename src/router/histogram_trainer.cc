@@ -25,7 +25,8 @@ class HistogramTrainer final : public Trainer {
     return true;
   }
 
-  std::shared_ptr<const Model> Build() const override {
+  std::shared_ptr<const Model> Build(double* hot_share) const override {
+    *hot_share = 0;
     std::vector<uint64_t> counts(bin_count_);
     uint64_t total = 0;
     for (size_t i = 0; i < bin_count_; ++i) {
@@ -34,9 +35,12 @@ class HistogramTrainer final : public Trainer {
     }
     std::vector<bool> hot(bin_count_, false);
     if (total == 0) return MakeHistogramModel(std::move(hot));
+    uint64_t hot_samples = 0;
     for (size_t i = 0; i < bin_count_; ++i) {
       hot[i] = static_cast<double>(counts[i]) / static_cast<double>(total) > threshold_;
+      if (hot[i]) hot_samples += counts[i];
     }
+    *hot_share = static_cast<double>(hot_samples) / static_cast<double>(total);
     return MakeHistogramModel(std::move(hot));
   }
 

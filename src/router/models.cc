@@ -35,7 +35,8 @@ uint32_t ClassifyLoop(uint32_t n, const uint64_t* fingerprints, uint8_t* hot, Pr
 
 class ConstantModel final : public Model {
  public:
-  explicit ConstantModel(bool hot) : hot_(hot) {}
+  ConstantModel(bool hot, std::string description)
+      : hot_(hot), description_(std::move(description)) {}
   bool IsHot(std::string_view, uint64_t, uint64_t) const override { return hot_; }
   uint32_t Classify(const Batch& batch, const uint64_t*, const uint64_t*,
                     uint8_t* hot) const override {
@@ -43,11 +44,12 @@ class ConstantModel final : public Model {
     std::fill(hot, hot + n, uint8_t{hot_});
     return hot_ ? n : 0;
   }
-  std::string Describe() const override { return hot_ ? "all-hot" : "all-cold"; }
+  std::string Describe() const override { return description_; }
   int64_t KeyCount() const override { return hot_ ? -1 : 0; }
 
  private:
   const bool hot_;
+  const std::string description_;
 };
 
 class HistogramModel final : public Model {
@@ -120,8 +122,10 @@ uint32_t Model::Classify(const Batch& batch, const uint64_t* hashes, const uint6
       [&](uint32_t j) { return IsHot(batch.key(j), hashes[j], fingerprints[j]); });
 }
 
-std::shared_ptr<const Model> MakeAllColdModel() { return std::make_shared<ConstantModel>(false); }
-std::shared_ptr<const Model> MakeAllHotModel() { return std::make_shared<ConstantModel>(true); }
+std::shared_ptr<const Model> MakeAllColdModel(std::string description) {
+  return std::make_shared<ConstantModel>(false, std::move(description));
+}
+std::shared_ptr<const Model> MakeAllHotModel() { return std::make_shared<ConstantModel>(true, "all-hot"); }
 
 std::shared_ptr<const Model> MakeHistogramModel(std::vector<bool> hot_bins) {
   if (hot_bins.empty()) return MakeAllColdModel();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 
@@ -12,6 +13,7 @@ Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> 
                uint64_t hot_cache_capacity, HashFunction hash)
     : kind_(config.model),
       default_hash_(hash == &Xxh3Hash),
+      min_hot_share_(config.min_hot_share),
       model_(std::move(initial)) {
   if (config.sample_rate <= 0) {
     sample_threshold_ = 0;
@@ -29,6 +31,16 @@ Router::Router(const Config::RouterConfig& config, std::shared_ptr<const Model> 
     hot_keys_limit_ = std::clamp<uint64_t>(hot_keys_limit_, 1, kMaxRouterHotKeys);
     trainer_ = MakeHeavyHitterTrainer(hot_keys_limit_, threshold);
   }
+}
+
+std::shared_ptr<const Model> Router::BuildShadow() const {
+  double hot_share = 0;
+  std::shared_ptr<const Model> shadow = trainer_->Build(&hot_share);
+  if (hot_share >= min_hot_share_ || shadow->KeyCount() == 0) return shadow;
+  char why[160];
+  std::snprintf(why, sizeof why, "all-cold (hot share %.2f%% < router.min_hot_share %.2f%%): ",
+                hot_share * 100, min_hot_share_ * 100);
+  return MakeAllColdModel(why + shadow->Describe());
 }
 
 namespace {

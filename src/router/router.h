@@ -74,7 +74,9 @@ class Router {
 
   // Samples the trainer counted since the last ResetTraining (dropped ones excluded).
   uint64_t samples() const { return samples_.load(std::memory_order_relaxed); }
-  std::shared_ptr<const Model> BuildShadow() const { return trainer_->Build(); }
+  // The trainer's model, or an all-cold one that says why when its hot keys
+  // had less than RouterConfig::min_hot_share of the samples.
+  std::shared_ptr<const Model> BuildShadow() const;
   void ResetTraining();
 
   RouterModel model_kind() const { return kind_; }
@@ -103,6 +105,7 @@ class Router {
 
   const RouterModel kind_;
   const bool default_hash_;  // Config::hash is Xxh3Hash
+  const double min_hot_share_;  // RouterConfig::min_hot_share
   uint64_t hot_keys_limit_ = 0;
   uint64_t sample_threshold_;  // sample when random < this; 0 = never, max = always
   double log_skip_ = 0;        // log(1 - sample_rate) when 0 < rate < 1, else 0

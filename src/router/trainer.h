@@ -35,8 +35,11 @@ class Trainer {
   // Counts one sampled request on `key` (hash = Config::hash(key)). Returns
   // false when the trainer dropped it instead (a busy sketch stripe).
   virtual bool Add(std::string_view key, uint64_t hash) = 0;
-  // The model the samples since the last Reset suggest.
-  virtual std::shared_ptr<const Model> Build() const = 0;
+  // The model the samples since the last Reset suggest. *hot_share: the
+  // share of those samples that the model's hot keys surely had (0 when
+  // there were none), which the router weighs against
+  // RouterConfig::min_hot_share.
+  virtual std::shared_ptr<const Model> Build(double* hot_share) const = 0;
   virtual void Reset() = 0;
   // One line for INFO, e.g. "heavy-hitters(16384 hot keys max; 65536 counters in 16 stripes)".
   virtual std::string Describe() const = 0;

@@ -304,6 +304,9 @@ std::vector<OptionSpec> MakeOptions() {
                "heavy-hitters model: most keys called hot; 0 = the hot cache's capacity"),
       KVCG_DOUBLE("router-sample-rate", store.router.sample_rate, 0.0, 1.0,
                   "fraction of requests the shadow model is trained on"),
+      KVCG_DOUBLE("router-min-hot-share", store.router.min_hot_share, 0.0, 1.0,
+                  "a shadow model whose hot keys had less of the sampled accesses routes "
+                  "nothing; 0 = install it as built"),
       KVCG_U64("router-switch-period-ms", store.router.switch_period_ms, 0, 1u << 30, false,
                "install the shadow model this often; 0 = only on demand"),
       KVCG_U64("router-min-samples", store.router.min_samples, 0, UINT64_MAX >> 1, false,

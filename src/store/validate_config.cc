@@ -40,6 +40,9 @@ Status ValidateRouterConfig(const Config::RouterConfig& r) {
   if (!(r.sample_rate >= 0 && r.sample_rate <= 1)) {
     return Status::InvalidArgument("router.sample_rate must be in [0, 1]");
   }
+  if (!(r.min_hot_share >= 0 && r.min_hot_share <= 1)) {
+    return Status::InvalidArgument("router.min_hot_share must be in [0, 1] (0 = no floor)");
+  }
   if (r.hot_keys > kMaxRouterHotKeys) {
     return Status::InvalidArgument("router.hot_keys must be at most " +
                                    std::to_string(kMaxRouterHotKeys) + " (0 = the hot cache's capacity)");

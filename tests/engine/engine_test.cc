@@ -317,6 +317,41 @@ TEST_P(EngineTest, ShadowModelLearnsHotKeys) {
   }
 }
 
+// A shadow model whose hot keys had less than router.min_hot_share of the
+// samples is installed as all-cold: the engine then routes nothing.
+TEST_P(EngineTest, ShadowModelOfARareHotKeyRoutesNothing) {
+  for (double floor : {0.05, 0.04}) {
+    SCOPED_TRACE(floor);
+    Config c = EngineConfig();
+    c.router.model = RouterModel::kHistogram;
+    c.router.sample_rate = 1.0;
+    c.router.threshold = 0.01;
+    c.router.min_hot_share = floor;
+    auto e = Open(c);
+    for (int i = 0; i < 200; ++i) {  // "hot" has 1 in 21 samples: 4.76 %
+      Batch b;
+      b.Get("hot");
+      for (int j = 0; j < 20; ++j) b.Get("cold" + std::to_string(i * 20 + j));
+      e->Execute(b);
+    }
+    SwitchRecord rec;
+    ASSERT_TRUE(e->SwitchToShadowModel(&rec).ok());
+    e->Get("hot");  // a miss when hot
+    e->Get("hot");  // then a hit
+    const EngineStats s = e->Stats();
+    if (floor == 0.05) {
+      EXPECT_EQ(rec.model.rfind("all-cold (hot share 4.76% < router.min_hot_share 5.00%)", 0), 0u)
+          << rec.model;
+      EXPECT_EQ(s.model_hot_keys, 0);
+      EXPECT_EQ(s.hot.misses + s.hot.hits, 0u);
+    } else {
+      EXPECT_EQ(rec.model, "histogram(10000 bins, 1 hot)");
+      EXPECT_EQ(s.hot.misses, 1u);
+      EXPECT_EQ(s.hot.hits, 1u);
+    }
+  }
+}
+
 TEST_P(EngineTest, PeriodicSwitchInstallsShadowModel) {
   for (RouterModel model : {RouterModel::kHistogram, RouterModel::kHeavyHitters}) {
     SCOPED_TRACE(RouterModelName(model));
@@ -495,12 +530,18 @@ TEST_P(EngineTest, RejectsBadRouterConfig) {
   c = EngineConfig();
   c.router.sample_rate = 2;
   EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
+  Status s;
   c = EngineConfig();
   c.router.threshold = -0.5;
   EXPECT_EQ(Store::Open(c, &store).code(), Code::kInvalidArgument);
   c = EngineConfig();
+  c.router.min_hot_share = 1.5;
+  s = Store::Open(c, &store);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.ToString().find("router.min_hot_share"), std::string::npos) << s.ToString();
+  c = EngineConfig();
   c.router.hot_keys = kMaxRouterHotKeys + 1;
-  Status s = Store::Open(c, &store);
+  s = Store::Open(c, &store);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.ToString().find("router.hot_keys"), std::string::npos) << s.ToString();
   c = EngineConfig();

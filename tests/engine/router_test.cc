@@ -60,6 +60,40 @@ TEST(RouterTest, ShadowHistogramMarksBinsAboveThreshold) {
   EXPECT_EQ(r.BuildShadow()->Describe(), "histogram(100 bins, 0 hot)");
 }
 
+// The hot bins' share of the samples against RouterConfig::min_hot_share:
+// bins above the per-bin threshold that together had less than the floor
+// give an all-cold model that says why; at or above it, the histogram.
+TEST(RouterTest, ShadowModelRoutesNothingBelowTheMinimumHotShare) {
+  Config::RouterConfig c = Histogram100();
+  c.threshold = 0.01;
+  c.min_hot_share = 0.25;
+  Router r(c, MakeAllColdModel(), kCapacity);
+  for (int i = 0; i < 20; ++i) r.Sample("k", HashInBin(3, 100));      // 20 %
+  for (int i = 0; i < 80; ++i) r.Sample("k", HashInBin(10 + i, 100));  // 1 % each: not hot
+  auto model = r.BuildShadow();
+  EXPECT_EQ(model->KeyCount(), 0);
+  EXPECT_FALSE(model->IsHot("x", HashInBin(3, 100)));
+  EXPECT_EQ(model->Describe(),
+            "all-cold (hot share 20.00% < router.min_hot_share 25.00%): histogram(100 bins, 1 hot)");
+  r.ResetTraining();  // two hot bins: their shares add up past the floor
+  for (int i = 0; i < 15; ++i) r.Sample("k", HashInBin(3, 100));
+  for (int i = 0; i < 15; ++i) r.Sample("k", HashInBin(4, 100));
+  for (int i = 0; i < 70; ++i) r.Sample("k", HashInBin(10 + i, 100));
+  EXPECT_EQ(r.BuildShadow()->Describe(), "histogram(100 bins, 2 hot)");
+  r.ResetTraining();
+  for (int i = 0; i < 25; ++i) r.Sample("k", HashInBin(3, 100));   // 25 %: the floor itself
+  for (int i = 0; i < 75; ++i) r.Sample("k", HashInBin(10 + i, 100));
+  model = r.BuildShadow();
+  EXPECT_EQ(model->Describe(), "histogram(100 bins, 1 hot)");
+  EXPECT_TRUE(model->IsHot("x", HashInBin(3, 100)));
+
+  c.min_hot_share = 0;  // the paper's router: whatever the trainer built
+  Router paper(c, MakeAllColdModel(), kCapacity);
+  for (int i = 0; i < 3; ++i) paper.Sample("k", HashInBin(3, 100));        // 3 %
+  for (int i = 0; i < 97; ++i) paper.Sample("k", HashInBin((4 + i) % 100, 100));  // 1 % each
+  EXPECT_EQ(paper.BuildShadow()->Describe(), "histogram(100 bins, 1 hot)");
+}
+
 // A model that calls no key hot routes nothing (the engine then forwards
 // batches unhashed); its batches are still sampled, hashing only the
 // sampled ops, and train the shadow model as hashed batches do.

@@ -207,6 +207,39 @@ TEST(HeavyHitterTrainerTest, SelectsByThresholdBoundAndFloorMostFrequentFirst) {
   EXPECT_FALSE(m->IsHot("c", 0));
 }
 
+// The hot keys' share against RouterConfig::min_hot_share is taken from
+// their guaranteed counts: after 1,000 keys seen once each have filled the
+// 16 counters, 4 keys seen 3 times each enter at the minimum (~63) and keep
+// it as error, so their estimates (~65 each, 26 % of the samples together)
+// say hot while what is sure (3 each, 1.2 %) says a flat load.
+TEST(HeavyHitterTrainerTest, ShareBelowTheFloorFromGuaranteedCountsRoutesNothing) {
+  std::vector<std::pair<std::string, int>> flat;
+  for (int i = 0; i < 1000; ++i) flat.emplace_back("once" + std::to_string(i), 1);
+  for (const char* k : {"a", "b", "c", "d"}) flat.emplace_back(k, 3);
+  Config::RouterConfig c;
+  c.hot_keys = 4;  // 16 counters, one stripe
+  c.min_hot_share = 0.05;
+  auto m = Train(c, flat);
+  EXPECT_EQ(m->KeyCount(), 0);
+  EXPECT_FALSE(m->IsHot("a", 0));
+  EXPECT_EQ(m->Describe().rfind("all-cold (hot share 1.", 0), 0u) << m->Describe();
+  EXPECT_NE(m->Describe().find("< router.min_hot_share 5.00%): heavy-hitters(4 keys)"),
+            std::string::npos)
+      << m->Describe();
+
+  c.min_hot_share = 0;  // no floor: the 4 keys
+  m = Train(c, flat);
+  EXPECT_EQ(m->KeyCount(), 4);
+  EXPECT_TRUE(m->IsHot("a", 0));
+
+  std::vector<std::pair<std::string, int>> skewed = flat;
+  for (const char* k : {"a", "b", "c", "d"}) skewed.emplace_back(k, 100);  // ~29 % surely
+  c.min_hot_share = 0.05;
+  m = Train(c, skewed);
+  EXPECT_EQ(m->Describe(), "heavy-hitters(4 keys)");
+  for (const char* k : {"a", "b", "c", "d"}) EXPECT_TRUE(m->IsHot(k, 0)) << k;
+}
+
 TEST(HeavyHitterTrainerTest, HotKeysDefaultToTheHotCacheCapacity) {
   Config::RouterConfig c;
   EXPECT_EQ(c.model, RouterModel::kHeavyHitters) << "the default";

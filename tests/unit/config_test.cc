@@ -136,6 +136,7 @@ TEST(Config, DocumentedDefaults) {
   EXPECT_EQ(c.router.hot_keys, 0u) << "the hot cache's capacity";
   EXPECT_EQ(c.router.bins, 10000u);
   EXPECT_EQ(c.router.sample_rate, 0.01);
+  EXPECT_EQ(c.router.min_hot_share, 0.05);
 }
 
 }  // namespace
