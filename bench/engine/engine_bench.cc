@@ -551,8 +551,13 @@ int main(int argc, char** argv) {
         r.theta = theta;
         if (engine != nullptr && config.mode == kvcg::Mode::kKvcg) {
           if (p.model == "trained") {
-            RunLoad(store.get(), p, zipf, streams, p.warmup_seconds, 1);  // trains the shadow model
+            // The router samples all the time: the switch before the warm-up
+            // ends the window that holds the last θ's rows, so the model is
+            // trained on this θ's requests only (as the periodic switch's
+            // window of switch_period_ms is).
             kvcg::SwitchRecord rec;
+            engine->SwitchToShadowModel(&rec);
+            RunLoad(store.get(), p, zipf, streams, p.warmup_seconds, 1);  // trains the shadow model
             engine->SwitchToShadowModel(&rec);
           } else {
             if (prior == nullptr) prior = PriorModel(p);
