@@ -312,6 +312,15 @@ def test_router_model_choice():
             assert st["model_hot_keys"] == (4 if name == "heavy-hitters" else -1)
     with pytest.raises(ValueError, match="heavy-hitters"):
         kvcg.open(backend=BACKEND, mode="kvcg", router_model="bins")
+    # The 4 hot keys had half the samples: under a floor of 60 % the
+    # shadow model routes nothing and says why.
+    with kvcg.open(backend=BACKEND, mode="kvcg", router_switch_period_ms=0,
+                   router_sample_rate=1.0, router_min_hot_share=0.6) as s:
+        s.get_many(keys)
+        rec = s.switch_model()
+        assert rec["model"].startswith("all-cold (hot share 50.00% < router.min_hot_share 60.00%)"), \
+            rec["model"]
+        assert s.engine_stats()["model_hot_keys"] == 0
 
 
 def test_engine_calls_need_engine_mode(store):
