@@ -449,6 +449,22 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Rows are told apart by (repeat, mode, θ, load): a θ or mode named twice
+  // would make two rows of one.
+  auto first_repeat = [](const auto& list) {
+    for (auto i = list.begin(); i != list.end(); ++i) {
+      if (std::find(list.begin(), i, *i) != i) return i;
+    }
+    return list.end();
+  };
+  if (auto t = first_repeat(p.thetas); t != p.thetas.end()) {
+    std::fprintf(stderr, "--thetas: %g is named twice\n", *t);
+    return 2;
+  }
+  if (auto m = first_repeat(p.modes); m != p.modes.end()) {
+    std::fprintf(stderr, "--modes: %s is named twice\n", m->c_str());
+    return 2;
+  }
   if (p.quick) {
     if (app.count("--key-space") == 0) p.key_space = 1'000'000;
     if (app.count("--prefill") == 0) p.prefill = 100'000;
