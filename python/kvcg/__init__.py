@@ -274,7 +274,9 @@ def open(backend: str = "auto", layout: str = "general", mode: str = "canonical"
     config: kvcg::Config fields by name, e.g. max_key_bytes, max_value_bytes,
     max_keys, max_memory_bytes, expected_keys, cpu_shards, gpu_device,
     gpu_memory_bytes, hot_cache_buckets, router_model ("heavy-hitters" or
-    "histogram"), router_hot_keys, router_threshold, router_switch_period_ms,
+    "histogram"), router_hot_keys, router_bins, router_threshold,
+    router_sample_rate, router_min_hot_share (a trained model whose hot keys
+    had less of the sampled accesses routes nothing), router_switch_period_ms,
     router_min_samples (TypeError for unknown names). kvcg.Error with the
     Status text when the store cannot be opened.
     """

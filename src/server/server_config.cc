@@ -127,9 +127,12 @@ std::string SetMem(const std::vector<std::string>& args, uint64_t* field, uint64
         }                                                                   \
   }
 
+// The shortest of %.15g / %.17g that reads back as `d`: CONFIG GET shows a
+// default of 0.05 as "0.05", not as the double's "0.050000000000000003".
 std::string FormatDouble(double d) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.17g", d);
+  std::snprintf(buf, sizeof(buf), "%.15g", d);
+  if (std::strtod(buf, nullptr) != d) std::snprintf(buf, sizeof(buf), "%.17g", d);
   return buf;
 }
 

@@ -95,6 +95,9 @@ inline Config KvcgSwitching(Config c) {
   c.router.min_samples = 16;
   c.router.sample_rate = 1.0;
   c.router.threshold = 0.01;
+  // Install whatever was trained: the suites' loads are flat, and the floor
+  // would keep every switch all-cold, sparing the hot cache's side of it.
+  c.router.min_hot_share = 0;
   return c;
 }
 inline Config KvcgFixedModel(Config c) {

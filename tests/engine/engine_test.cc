@@ -340,7 +340,10 @@ TEST_P(EngineTest, ShadowModelOfARareHotKeyRoutesNothing) {
     e->Get("hot");  // then a hit
     const EngineStats s = e->Stats();
     if (floor == 0.05) {
-      EXPECT_EQ(rec.model.rfind("all-cold (hot share 4.76% < router.min_hot_share 5.00%)", 0), 0u)
+      // 4.76 %, or a little more if a cold key shares the hot key's bin.
+      EXPECT_EQ(rec.model.rfind("all-cold (hot share 4.", 0), 0u) << rec.model;
+      EXPECT_NE(rec.model.find("< router.min_hot_share 5.00%): histogram(10000 bins, 1 hot)"),
+                std::string::npos)
           << rec.model;
       EXPECT_EQ(s.model_hot_keys, 0);
       EXPECT_EQ(s.hot.misses + s.hot.hits, 0u);

@@ -120,6 +120,14 @@ TEST(ServerConfigRouter, ModelHotKeysAndThreshold) {
   EXPECT_NE(Set(&c, "router-hot-keys", {std::to_string(kMaxRouterHotKeys + 1)}), "");
   EXPECT_EQ(Set(&c, "router-threshold", {"0.0001"}), "");
   EXPECT_EQ(c.store.router.threshold, 0.0001);
+  EXPECT_EQ(Get(c, "router-min-hot-share"), "0.05") << "the shortest form that reads back";
+  EXPECT_EQ(Set(&c, "router-min-hot-share", {"0.2"}), "");
+  EXPECT_EQ(c.store.router.min_hot_share, 0.2);
+  EXPECT_EQ(Get(c, "router-min-hot-share"), "0.2");
+  EXPECT_NE(Set(&c, "router-min-hot-share", {"1.5"}), "");
+  EXPECT_EQ(c.store.router.min_hot_share, 0.2) << "a bad value must change nothing";
+  EXPECT_EQ(Set(&c, "router-min-hot-share", {"0"}), "");
+  EXPECT_EQ(Get(c, "router-min-hot-share"), "0");
   EXPECT_FALSE(FindOption("router-model")->runtime) << "fixed at start-up, like mode";
 }
 
