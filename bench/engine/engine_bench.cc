@@ -738,13 +738,7 @@ int main(int argc, char** argv) {
       << ", \"sample_rate\": " << Num(p.sample_rate)
       << ", \"min_hot_share\": " << Num(p.min_hot_share)
       << ", \"hot_cache_buckets\": " << p.hot_cache_buckets << ", \"repeats\": " << p.repeats
-      << ", \"load_fractions\": ["
-      << [&] {
-           std::string list;
-           for (double f : p.load_fractions) list += (list.empty() ? "" : ", ") + Num(f);
-           return list;
-         }()
-      << "]"
+      << ", \"load_fractions\": " << list(p.load_fractions)
       << ", \"zipf_items\": " << (p.ycsb_items != 0 ? p.ycsb_items : p.key_space) << ", \"quick\": " << (p.quick ? "true" : "false")
       << "},\n  \"latency_definition\": \"per operation, Submit to result; hot = answered by a "
          "hot-cache hit, cold = canonical store (misses included); batch = Submit to completion\",\n"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -127,13 +128,11 @@ std::string SetMem(const std::vector<std::string>& args, uint64_t* field, uint64
         }                                                                   \
   }
 
-// The shortest of %.15g / %.17g that reads back as `d`: CONFIG GET shows a
-// default of 0.05 as "0.05", not as the double's "0.050000000000000003".
+// The shortest text that reads back as `d` (std::to_chars): CONFIG GET
+// shows a default of 0.05 as "0.05", not as "%.17g"'s "0.050000000000000003".
 std::string FormatDouble(double d) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.15g", d);
-  if (std::strtod(buf, nullptr) != d) std::snprintf(buf, sizeof(buf), "%.17g", d);
-  return buf;
+  return std::string(buf, std::to_chars(buf, buf + sizeof(buf), d).ptr);
 }
 
 const char* LogLevels[] = {"debug", "verbose", "notice", "warning", "nothing"};
