@@ -18,6 +18,7 @@
 #include <cstdlib>
 
 #include "engine/engine_frame.h"
+#include "engine/latency_histogram.h"
 
 namespace kvcg::engine {
 
@@ -41,6 +42,16 @@ class RouteProfile {
                  Us(kClassify, b), Us(kHot, b), Us(kHandOff, b), double(ns_[kHash].load()) / ops,
                  double(ns_[kClassify].load()) / ops,
                  hot > 0 ? double(ns_[kHot].load()) / hot : 0.0);
+    // The tail: a hot op's latency is the pass up to the hot phase's end,
+    // so which phase makes a slow pass slow is what its p99 needs.
+    static constexpr const char* kNames[kPhases] = {"hash", "classify", "hot", "hand-off"};
+    std::fprintf(stderr, "engine route profile: per batch p50 / p99 (us):");
+    for (int p = 0; p < kPhases; ++p) {
+      const LatencySummary s = phase_latency_[p].Summary();
+      std::fprintf(stderr, " %s %.2f / %.2f;", kNames[p], s.p50_us, s.p99_us);
+    }
+    const LatencySummary s = to_hot_end_.Summary();
+    std::fprintf(stderr, " start to hot end %.2f / %.2f\n", s.p50_us, s.p99_us);
   }
   bool on() const { return on_; }
   // One routing pass that began at `start` (NowNs): `end` holds when each
@@ -50,8 +61,10 @@ class RouteProfile {
     uint64_t before = start;
     for (int p = 0; p < kPhases; ++p) {
       ns_[p].fetch_add(end[p] - before, std::memory_order_relaxed);
+      phase_latency_[p].Record(end[p] - before);
       before = end[p];
     }
+    if (hot != 0) to_hot_end_.Record(end[kHot] - start);
     ops_.fetch_add(ops, std::memory_order_relaxed);
     hot_.fetch_add(hot, std::memory_order_relaxed);
     batches_.fetch_add(1, std::memory_order_relaxed);
@@ -62,6 +75,8 @@ class RouteProfile {
 
   bool on_ = false;
   std::atomic<uint64_t> ns_[kPhases] = {}, ops_{0}, hot_{0}, batches_{0};
+  LatencyHistogram phase_latency_[kPhases];  // per batch
+  LatencyHistogram to_hot_end_;              // per batch with hot ops
 };
 
 }  // namespace kvcg::engine
