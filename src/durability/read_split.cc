@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "common/batch_hash.h"
 #include "common/op_scan.h"
 
 namespace kvcg::durability {
@@ -12,13 +13,11 @@ namespace kvcg::durability {
 void OpsOnWrittenKeys(const Batch& batch, HashFunction hash, std::vector<uint32_t>* written) {
   written->clear();
   const size_t n = batch.size();
-  std::vector<uint64_t> hashes(n);
   size_t writes = 0;
-  for (size_t i = 0; i < n; ++i) {
-    hashes[i] = hash(batch.key(i));
-    if (TypeIn(batch.type(i), kWritingTypes)) ++writes;
-  }
+  for (size_t i = 0; i < n; ++i) writes += TypeIn(batch.type(i), kWritingTypes);
   if (writes == 0) return;
+  std::vector<uint64_t> hashes(n);
+  HashKeys(batch, hash, hashes.data());
   // The written keys by hash (open addressing; slot = a write op's index + 1),
   // then every op looked up: a few dozen writes among hundreds of reads.
   const size_t cap = std::bit_ceil(2 * writes);

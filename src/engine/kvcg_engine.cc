@@ -7,6 +7,7 @@
 #include <bit>
 #include <chrono>
 
+#include "common/batch_hash.h"
 #include "common/thread_name.h"
 #include "engine/engine_frame.h"
 #include "engine/index_list.h"
@@ -141,27 +142,24 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     router_.SampleUnhashed(batch, config_.hash);
     return ForwardCold(std::move(batch), std::move(done), start, phase_end);
   }
-  // Every op's hash and fingerprint first, one XXH3 each when Config::hash
-  // is the default (router.h, Fingerprint); then the model classifies the
-  // whole batch in one call (Model::Classify: its own loop, its probes'
-  // misses overlapped). An all-cold batch goes to the canonical store as it
-  // is, with no state of ours. (Not thread_local scratch: Route re-enters
+  // Every op's hash and fingerprint first, one inline XXH3 each when
+  // Config::hash is the default (common/batch_hash.h; router.h,
+  // Fingerprints); then the model classifies the whole batch in one call
+  // (Model::Classify: its own loop, its probes' misses overlapped). An
+  // all-cold batch goes to the canonical store as it is, with no state of
+  // ours. The router's sampling waits until the hot ops are answered. (Not thread_local scratch: Route re-enters
   // through completions. Not zeroed: every entry is written first.)
   std::unique_ptr<uint64_t[]> scratch(new uint64_t[2 * size_t{n} + (size_t{n} + 7) / 8]);
   uint64_t* const hashes = scratch.get();
   uint64_t* const fingerprints = hashes + n;
   uint8_t* const is_hot = reinterpret_cast<uint8_t*>(fingerprints + n);
-  for (uint32_t j = 0; j < n; ++j) {
-    hashes[j] = config_.hash(batch.key(j));
-    if (!cpu_only_) fingerprints[j] = router_.Fingerprint(batch.key(j), hashes[j]);
-  }
+  HashKeys(batch, config_.hash, hashes);
+  if (!cpu_only_) router_.Fingerprints(batch, hashes, fingerprints);
   if (profile_.on()) phase_end[RouteProfile::kHash] = NowNs();
   uint32_t hot_count = n;
-  if (!cpu_only_) {
-    router_.Sample(batch, hashes);
-    hot_count = router_.Classify(batch, hashes, fingerprints, is_hot);
-  }
+  if (!cpu_only_) hot_count = router_.Classify(batch, hashes, fingerprints, is_hot);
   if (hot_count == 0 && n != 0) {
+    router_.Sample(batch, hashes);
     return ForwardCold(std::move(batch), std::move(done), start, phase_end);
   }
 
@@ -243,6 +241,10 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
     const Results so_far = ctx->Peek(n, answered);
     (*early)(EarlyAnswers{so_far, answered});
   }
+  // The shadow model's training is no part of any answer: it runs once the
+  // hot ops are answered (it was ~10 % of the pass before them), and before
+  // the batch may go to the canonical store, which can free it.
+  if (!cpu_only_) router_.Sample(b, hashes);
   const uint32_t noops = answered_here.size();
   if (noops != n) {
     ctx->plain = n - noops - uint32_t(ctx->fills.size());

@@ -56,6 +56,15 @@ class Router {
   uint64_t Fingerprint(std::string_view key, uint64_t hash) const {
     return default_hash_ ? (hash != 0 ? hash : 1) : KeyFingerprint(key);
   }
+  // Fingerprint of every op of `batch` (hashes[i]: op i's Config::hash).
+  void Fingerprints(const Batch& batch, const uint64_t* hashes, uint64_t* out) const {
+    const size_t n = batch.size();
+    if (default_hash_) {
+      for (size_t i = 0; i < n; ++i) out[i] = hashes[i] != 0 ? hashes[i] : 1;
+    } else {
+      for (size_t i = 0; i < n; ++i) out[i] = KeyFingerprint(batch.key(i));
+    }
+  }
 
   // Trains the shadow model on the request with probability sample_rate.
   // `key` is read during the call only.

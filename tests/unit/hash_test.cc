@@ -10,7 +10,10 @@
 
 #include <string>
 #include <unordered_set>
+#include <vector>
 
+#include "common/batch_hash.h"
+#include "kvcg/batch.h"
 #include "kvcg/hash.h"
 
 namespace kvcg {
@@ -80,6 +83,64 @@ TEST(Xxh3Hash, IsAPureFunctionOfTheBytes) {
   std::string b = a;
   EXPECT_EQ(Xxh3Hash(a), Xxh3Hash(b));
   EXPECT_EQ(Xxh3Hash(std::string_view(a).substr(0, 4)), Xxh3Hash("some"));
+}
+
+
+// HashKeys (common/batch_hash.h) must give every op what the batch's hash
+// gives its key, on each of its paths: the default hash over a general
+// batch (keys of many lengths), over a fixed-width batch of 8-byte keys and
+// of wider keys, and any other hash through its pointer.
+uint64_t SevenHash(std::string_view) { return 7; }
+uint64_t LengthHash(std::string_view key) { return key.size() * 31 + 1; }
+
+void ExpectHashKeysMatches(const Batch& batch, HashFunction hash) {
+  std::vector<uint64_t> out(batch.size() + 1, 0xABCD);
+  HashKeys(batch, hash, out.data());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    ASSERT_EQ(out[i], hash(batch.key(i))) << "op " << i;
+  }
+  EXPECT_EQ(out[batch.size()], 0xABCDu) << "wrote past the batch";
+}
+
+TEST(HashKeys, GeneralBatchMatchesEachKeysHash) {
+  Batch batch;
+  for (size_t n = 0; n <= 300; n += (n < 40 ? 1 : 13)) {
+    const std::string key = Bytes(n, n + 100);
+    if (n % 3 == 0) {
+      batch.Put(key, "v");
+    } else {
+      batch.Get(key);
+    }
+  }
+  ASSERT_FALSE(batch.fixed_width());
+  ExpectHashKeysMatches(batch, &Xxh3Hash);
+  ExpectHashKeysMatches(batch, &SevenHash);
+  ExpectHashKeysMatches(batch, &LengthHash);
+}
+
+TEST(HashKeys, FixedWidthBatchesMatchEachKeysHash) {
+  for (size_t width : {size_t{8}, size_t{16}, size_t{24}}) {
+    const size_t n = 37;
+    std::vector<OpType> types(n);
+    std::string keys, values(n * 8, 'v');
+    for (size_t i = 0; i < n; ++i) {
+      types[i] = i % 4 == 0 ? OpType::kPut : OpType::kGet;
+      keys += Bytes(width, i * 1000 + width);
+    }
+    Batch batch;
+    batch.AppendBulk(types.data(), keys.data(), width, values.data(), 8, n);
+    ASSERT_TRUE(batch.fixed_width());
+    ASSERT_EQ(batch.fixed_key_width(), width);
+    ExpectHashKeysMatches(batch, &Xxh3Hash);
+    ExpectHashKeysMatches(batch, &LengthHash);
+  }
+}
+
+TEST(HashKeys, EmptyBatchWritesNothing) {
+  Batch batch;
+  uint64_t out = 0xABCD;
+  HashKeys(batch, &Xxh3Hash, &out);
+  EXPECT_EQ(out, 0xABCDu);
 }
 
 }  // namespace
