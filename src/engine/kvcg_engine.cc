@@ -18,10 +18,10 @@ namespace kvcg::engine {
 namespace {
 
 // How many hot ops ahead Route requests each hot-cache stage's line
-// (HotCache::PrefetchBucket/Node/Entry): a stage's line must have arrived
-// when the next stage reads it, and a hit costs ~50 ns once its lines are
-// in the cache, against ~100 ns for a memory read.
-constexpr uint32_t kBucketAhead = 16, kNodeAhead = 8, kEntryAhead = 3;
+// (HotCache::PrefetchBucket/Entry): the bucket's line must have arrived
+// when the entry's stage reads it, and a hit costs ~50 ns once its lines
+// are in the cache, against ~100 ns for a memory read.
+constexpr uint32_t kBucketAhead = 12, kEntryAhead = 4;
 
 hotcache::HotCache::Options CacheOptions(const Config& config) {
   hotcache::HotCache::Options o;
@@ -167,9 +167,9 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   ctx->batch = std::move(batch);
   Batch& b = ctx->batch;
   // The hot ops, then a pass that runs them with their hot-cache lines
-  // requested a few hot ops ahead, stage by stage (bucket, node, entry: each
-  // stage reads the line before it), so that a batch's cache misses overlap
-  // instead of costing three dependent memory reads per hot op
+  // requested a few hot ops ahead, stage by stage (bucket, then entry, which
+  // reads the bucket's line), so that a batch's cache misses overlap
+  // instead of costing two dependent memory reads per hot op
   // (docs/BENCHMARKS.md 3b). (An empty batch comes here too.)
   // n + 1: PushIf writes one past; sized by n, not by the model's count,
   // which a user's Model::Classify might get wrong.
@@ -187,7 +187,6 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   const uint32_t m = hot.size();
   for (uint32_t k = 0; k < m; ++k) {
     if (k + kBucketAhead < m) cache_.PrefetchBucket(hashes[hot[k + kBucketAhead]]);
-    if (k + kNodeAhead < m) cache_.PrefetchNode(hashes[hot[k + kNodeAhead]]);
     if (k + kEntryAhead < m) cache_.PrefetchEntry(hashes[hot[k + kEntryAhead]]);
     const uint32_t j = hot[k];
     // A client's no-op is the store's to answer, like a cold op.

@@ -25,13 +25,12 @@ size_t Words(size_t bytes) { return (bytes + 7) / 8; }
 
 class HotCache::BucketWriter {
  public:
-  explicit BucketWriter(Bucket& bucket) : bucket_(bucket) {
-    bucket_.lock.lock();
-    seq_ = bucket_.seq.load(std::memory_order_relaxed);
-    bucket_.seq.store(seq_ + 1, std::memory_order_relaxed);
-    // Readers that see any of this section's writes see the odd sequence.
-    std::atomic_thread_fence(std::memory_order_release);
+  BucketWriter(const HotCache& cache, Bucket& bucket) : bucket_(bucket), lock_(cache.LockOf(bucket)) {
+    lock_.lock();
   }
+  // The section may have changed any entry of the bucket (a fill, a
+  // removal's neighbours stay as they were): PublishFast leaves unchanged
+  // copies alone, so only the entries the section changed move.
   ~BucketWriter() {
     for (Node* n = bucket_.head.load(std::memory_order_relaxed); n != nullptr;
          n = n->next.load(std::memory_order_relaxed)) {
@@ -40,15 +39,14 @@ class HotCache::BucketWriter {
         if (used >> i & 1) PublishFast(n->entries[i]);
       }
     }
-    bucket_.seq.store(seq_ + 2, std::memory_order_release);
-    bucket_.lock.unlock();
+    lock_.unlock();
   }
   BucketWriter(const BucketWriter&) = delete;
   BucketWriter& operator=(const BucketWriter&) = delete;
 
  private:
   Bucket& bucket_;
-  uint32_t seq_;
+  store::cpu::RwSpinLock& lock_;
 };
 
 HotCache::HotCache(const Options& options)
@@ -56,7 +54,8 @@ HotCache::HotCache(const Options& options)
       clock_(options.clock),
       bound_absent_(options.bound_absent),
       mask_(std::bit_ceil(std::max<uint64_t>(options.buckets, 1)) - 1),
-      buckets_(std::make_unique<Bucket[]>(mask_ + 1)) {}
+      buckets_(std::make_unique<Bucket[]>(mask_ + 1)),
+      locks_(std::make_unique<store::cpu::RwSpinLock[]>(mask_ + 1)) {}
 
 HotCache::~HotCache() {
   for (uint64_t b = 0; b <= mask_; ++b) {
@@ -89,108 +88,140 @@ void HotCache::PublishFast(Entry& e) {
   const size_t key_words = Words(e.key.size());
   const size_t value_words = present ? Words(e.value.size()) : 0;
   if (!settled || key_words + value_words > kFastWords - 1) {
-    e.fast[0].store(0, std::memory_order_relaxed);
+    if (e.fast[0].load(std::memory_order_relaxed) != 0) e.fast[0].store(0, std::memory_order_relaxed);
     return;
   }
   uint64_t words[kFastWords - 1] = {};
   std::memcpy(words, e.key.data(), e.key.size());
   if (present) std::memcpy(words + key_words, e.value.data(), e.value.size());
-  for (size_t w = 0; w < key_words + value_words; ++w) {
-    e.fast[1 + w].store(words[w], std::memory_order_relaxed);
-  }
+  const size_t n = key_words + value_words;
   const uint64_t value_len = present ? e.value.size() : 0;
-  e.fast[0].store(kFastValid | (present ? kFastPresent : 0) | uint64_t{e.key.size()} << 8 |
-                      value_len << 16,
-                  std::memory_order_relaxed);
+  const uint64_t header = kFastValid | (present ? kFastPresent : 0) | uint64_t{e.key.size()} << 8 |
+                          value_len << 16;
+  // Unchanged (most sections change one entry of the bucket): no write, so
+  // that readers' copies of the line stay valid.
+  const uint64_t old = e.fast[0].load(std::memory_order_relaxed);
+  bool same = old != 0 && uint32_t(old) == header;
+  for (size_t w = 0; w < n && same; ++w) same = e.fast[1 + w].load(std::memory_order_relaxed) == words[w];
+  if (same) return;
+  // A seqlock write: a reader that sees any of the words below sees the
+  // cleared header (the fence), or the new header with them (release).
+  e.fast[0].store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  for (size_t w = 0; w < n; ++w) e.fast[1 + w].store(words[w], std::memory_order_relaxed);
+  ++e.version;
+  e.fast[0].store(header | uint64_t{e.version} << kFastVersionShift, std::memory_order_release);
+}
+
+namespace {
+
+// A key as a fast copy holds it: whole words, the last zero-padded.
+struct KeyWords {
+  explicit KeyWords(std::string_view key) : size(key.size()), words((key.size() + 7) / 8) {
+    const size_t full = key.size() / 8, tail = key.size() % 8;
+    for (size_t w = 0; w < full; ++w) std::memcpy(&word[w], key.data() + 8 * w, 8);
+    if (tail != 0) {
+      char last[8] = {};
+      for (size_t i = 0; i < tail; ++i) last[i] = key[8 * full + i];
+      std::memcpy(&word[full], last, 8);
+    }
+  }
+  size_t size, words;
+  uint64_t word[6];
+};
+
+}  // namespace
+
+// One entry's fast copy read as a seqlock reader: kHit with the header and
+// value words when it holds `key` and its header did not move meanwhile;
+// kOther when it holds another key (as far as a read could tell: a torn
+// read also lands here, and the caller then falls back to the lock);
+// kLocked when its state needs the lock or it kept changing.
+enum class FastRead { kHit, kOther, kLocked };
+
+template <class Entry, size_t kWords>
+static FastRead ReadFast(const Entry& e, const KeyWords& key, uint64_t* header,
+                         uint64_t (&value)[kWords]) {
+  // A second try only: an entry that keeps changing is being written, and
+  // the lock is then the cheaper wait.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const uint64_t h = e.fast[0].load(std::memory_order_acquire);
+    // Its state needs the lock, a writer is rewriting it, or it is free
+    // (Remove clears it): the locked path decides.
+    if ((h & 1) == 0) return FastRead::kLocked;
+    if ((h >> 8 & 0xff) != key.size) return FastRead::kOther;
+    bool same = true;
+    for (size_t w = 0; w < key.words && same; ++w) {
+      same = e.fast[1 + w].load(std::memory_order_relaxed) == key.word[w];
+    }
+    if (!same) return FastRead::kOther;
+    const size_t value_words = ((h >> 16 & 0xff) + 7) / 8;
+    for (size_t w = 0; w < value_words; ++w) {
+      value[w] = e.fast[1 + key.words + w].load(std::memory_order_relaxed);
+    }
+    // Everything read above happened before the second look at the header.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (e.fast[0].load(std::memory_order_relaxed) != h) continue;
+    *header = h;
+    return FastRead::kHit;
+  }
+  return FastRead::kLocked;
 }
 
 bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, const OpRef& op) {
+  static_assert(kFastValid == 1 && kFastWords - 1 == 6);
   if (key.size() > kFastBytes) return false;
-  const size_t key_words = Words(key.size());
-  // The key as the fast copy holds it: whole words, the last zero-padded
-  // (fixed-size copies, so no call to memcpy per GET).
-  uint64_t want[kFastWords - 1];
-  const size_t full = key.size() / 8, tail = key.size() % 8;
-  for (size_t w = 0; w < full; ++w) std::memcpy(&want[w], key.data() + 8 * w, 8);
-  if (tail != 0) {
-    char last[8] = {};
-    for (size_t i = 0; i < tail; ++i) last[i] = key[8 * full + i];
-    std::memcpy(&want[full], last, 8);
-  }
+  const Node* head = bucket.head.load(std::memory_order_acquire);
+  if (head == nullptr) return false;  // no entry: a miss, which takes the lock
+  const KeyWords want(key);
+  uint64_t header = 0;
   uint64_t value[kFastWords - 1];
-  // A second try only: a bucket that keeps changing is being written, and
-  // the lock is then the cheaper wait.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const uint32_t seq = bucket.seq.load(std::memory_order_acquire);
-    if (seq & 1) return false;
-    uint64_t header = 0;
-    for (Node* n = bucket.head.load(std::memory_order_acquire); n != nullptr && header == 0;
-         n = n->next.load(std::memory_order_acquire)) {
-      for (int i = 0; i < kNodeEntries && header == 0; ++i) {
-        if (n->hashes[i].load(std::memory_order_relaxed) != hash) continue;
-        const Entry& e = n->entries[i];
-        const uint64_t h = e.fast[0].load(std::memory_order_relaxed);
-        // The entry's state needs the lock, or the entry is free (Remove
-        // zeroes the fast copy and leaves the hash): the locked path decides.
-        if ((h & kFastValid) == 0) return false;
-        if ((h >> 8 & 0xff) != key.size()) continue;
-        bool same = true;
-        for (size_t w = 0; w < key_words && same; ++w) {
-          same = e.fast[1 + w].load(std::memory_order_relaxed) == want[w];
-        }
-        if (!same) continue;
-        const size_t value_words = Words(h >> 16 & 0xff);
-        for (size_t w = 0; w < value_words; ++w) {
-          value[w] = e.fast[1 + key_words + w].load(std::memory_order_relaxed);
-        }
-        header = h;
-      }
-    }
-    // Everything read above happened before the second look at the sequence.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (bucket.seq.load(std::memory_order_relaxed) != seq) continue;
-    if (header == 0) return false;  // no entry: a miss, which takes the lock
-    const bool present = (header & kFastPresent) != 0;
-    op.sink->Answer(op.index, present ? Code::kOk : Code::kNotFound,
-                    std::string_view(reinterpret_cast<const char*>(value), header >> 16 & 0xff),
-                    kNoExpiry, /*queued=*/false);
-    return true;
+  // The first node's entries through the bucket's tags, then later nodes
+  // through their hashes. A key has at most one readable fast copy (Remove
+  // clears an entry's before its key can be inserted again).
+  const uint16_t tag = TagOf(hash);
+  FastRead r = FastRead::kOther;
+  for (int i = 0; i < kNodeEntries && r == FastRead::kOther; ++i) {
+    if (bucket.tags[i].load(std::memory_order_relaxed) != tag) continue;
+    r = ReadFast(head->entries[i], want, &header, value);
   }
-  return false;
-}
-
-void HotCache::PrefetchNode(uint64_t hash) const {
-  const Node* n = BucketFor(hash).head.load(std::memory_order_relaxed);  // not dereferenced
-  if (n != nullptr) PrefetchLine(n->hashes);
-}
-
-void HotCache::PrefetchEntry(uint64_t hash) const {
-  // Nodes are never freed while traffic may run (see "GETs without the
-  // lock"), so reading one here is safe whatever writers do; acquire, as
-  // in TryFastGet, so that a new node's initialisation is visible.
-  const Node* n = BucketFor(hash).head.load(std::memory_order_acquire);
-  if (n == nullptr) return;
-  for (int i = 0; i < kNodeEntries; ++i) {
-    if (n->hashes[i].load(std::memory_order_relaxed) == hash) {
-      PrefetchLine(&n->entries[i].fast[0]);
-      return;
+  for (const Node* n = head->next.load(std::memory_order_acquire);
+       n != nullptr && r == FastRead::kOther; n = n->next.load(std::memory_order_acquire)) {
+    for (int i = 0; i < kNodeEntries && r == FastRead::kOther; ++i) {
+      if (n->hashes[i].load(std::memory_order_relaxed) != hash) continue;
+      r = ReadFast(n->entries[i], want, &header, value);
     }
   }
+  // kOther: no readable copy of the key (absent, or a torn read): the
+  // locked path decides.
+  if (r != FastRead::kHit) return false;
+  const bool present = (header & kFastPresent) != 0;
+  op.sink->Answer(op.index, present ? Code::kOk : Code::kNotFound,
+                  std::string_view(reinterpret_cast<const char*>(value), header >> 16 & 0xff),
+                  kNoExpiry, /*queued=*/false);
+  return true;
 }
 
 HotCache::Entry* HotCache::Insert(Bucket& bucket, uint64_t hash, std::string_view key) {
+  // The first node with a free entry; a new one goes at the end of the
+  // chain, so that the bucket's first node (which its tags describe) stays.
   Node* node = bucket.head.load(std::memory_order_relaxed);
+  Node* last = nullptr;
   while (node != nullptr && node->used.load(std::memory_order_relaxed) == 0xff) {
+    last = node;
     node = node->next.load(std::memory_order_relaxed);
   }
   if (node == nullptr) {
     node = new Node;
-    node->next.store(bucket.head.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    bucket.head.store(node, std::memory_order_release);  // a reader sees it initialised
+    // Released: a reader that finds the node sees it initialised.
+    (last == nullptr ? bucket.head : last->next).store(node, std::memory_order_release);
   }
   const uint8_t used = node->used.load(std::memory_order_relaxed);
   const int i = std::countr_one(used);
   node->hashes[i].store(hash, std::memory_order_relaxed);
+  if (node == bucket.head.load(std::memory_order_relaxed)) {
+    bucket.tags[i].store(TagOf(hash), std::memory_order_relaxed);
+  }
   node->used.store(static_cast<uint8_t>(used | 1u << i), std::memory_order_relaxed);
   Entry* slot = &node->entries[i];
   slot->hash = hash;
@@ -211,14 +242,15 @@ void HotCache::Remove(Bucket& bucket, Entry* entry) {
   SetEntryExpire(*entry, kNoExpiry);
   std::string().swap(entry->key);  // release the memory, not just the length
   std::string().swap(entry->value);
-  entry->fast[0].store(0, std::memory_order_relaxed);
+  entry->fast[0].store(0, std::memory_order_relaxed);  // its version stays: it only grows
   entries_.fetch_sub(1, std::memory_order_relaxed);
   for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
        n = n->next.load(std::memory_order_relaxed)) {
     if (entry < n->entries || entry >= n->entries + kNodeEntries) continue;
-    // A lock-free GET stops at a free entry with its hash (TryFastGet):
-    // the key may live on in another entry of the bucket.
     n->hashes[entry - n->entries].store(0, std::memory_order_relaxed);
+    if (n == bucket.head.load(std::memory_order_relaxed)) {
+      bucket.tags[entry - n->entries].store(0, std::memory_order_relaxed);
+    }
     n->used.fetch_and(static_cast<uint8_t>(~(1u << (entry - n->entries))),
                       std::memory_order_relaxed);
     return;
@@ -371,14 +403,14 @@ Outcome HotCache::Execute(const OpRef& op, uint64_t hash) {
   if (!IsUpdate(type)) {
     if (TryFastGet(bucket, hash, key, op)) return Outcome::kDone;
     // A known, settled entry without a fast copy is answered under the read lock.
-    std::shared_lock lock(bucket.lock);
+    std::shared_lock lock(LockOf(bucket));
     Entry* e = Find(bucket, hash, key);
     if (e != nullptr && e->pending == nullptr && e->state != State::kUnknown && !Expired(*e)) {
       Apply(*e, op, /*queued=*/false);
       return Outcome::kDone;
     }
   }
-  BucketWriter writer(bucket);
+  BucketWriter writer(*this, bucket);
   Entry* e = Find(bucket, hash, key);
   if (e != nullptr) e = ExpireIfDue(bucket, e);
   if (e == nullptr) {
@@ -410,7 +442,7 @@ void HotCache::Complete(const OpRef& op, uint64_t hash, OpResultView result, Com
   out->done.clear();
   out->has_next = false;
   Bucket& bucket = BucketFor(hash);
-  BucketWriter writer(bucket);
+  BucketWriter writer(*this, bucket);
   Entry* e = Find(bucket, hash, op.batch->key(op.index));
   // The entry cannot vanish while pending: only Evict/Clear remove entries
   // and both skip or exclude pending ones.
@@ -459,7 +491,7 @@ void HotCache::CollectLog(Batch* replay) {
   std::lock_guard log_lock(log_mu_);
   for (const auto& [hash, key] : log_) {
     Bucket& bucket = BucketFor(hash);
-    std::shared_lock lock(bucket.lock);
+    std::shared_lock lock(LockOf(bucket));
     Entry* e = Find(bucket, hash, key);
     if (e == nullptr || !e->dirty) continue;  // cannot happen under quiescence; be safe
     if (e->state == State::kValue) replay->Put(key, e->value, e->expire_at);
@@ -473,7 +505,7 @@ size_t HotCache::CommitLog(const Results& results) {
   size_t next = 0, failed = 0;
   for (auto& item : log_) {
     Bucket& bucket = BucketFor(item.first);
-    BucketWriter writer(bucket);
+    BucketWriter writer(*this, bucket);
     Entry* e = Find(bucket, item.first, item.second);
     if (e == nullptr || !e->dirty) continue;  // mirrors CollectLog's skip
     const bool ok = next < results.size() && results[next].succeeded();
@@ -501,10 +533,10 @@ void HotCache::ForEachEntryLocked(Visit&& visit) {
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
     {
-      std::shared_lock lock(bucket.lock);
+      std::shared_lock lock(LockOf(bucket));
       if (bucket.head.load(std::memory_order_relaxed) == nullptr) continue;
     }
-    BucketWriter writer(bucket);
+    BucketWriter writer(*this, bucket);
     for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
          n = n->next.load(std::memory_order_relaxed)) {
       for (Entry& e : n->entries) visit(bucket, e);
@@ -527,7 +559,7 @@ uint64_t HotCache::CollectPresent(Batch* touch) const {
   uint64_t bytes = 0;
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
-    std::shared_lock lock(bucket.lock);
+    std::shared_lock lock(LockOf(bucket));
     for (const Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;
          n = n->next.load(std::memory_order_relaxed)) {
       for (const Entry& e : n->entries) {
@@ -555,13 +587,14 @@ uint64_t HotCache::DropKeys(const std::vector<std::string_view>& absent) {
 void HotCache::Clear() {
   for (uint64_t b = 0; b <= mask_; ++b) {
     Bucket& bucket = buckets_[b];
-    BucketWriter writer(bucket);
+    BucketWriter writer(*this, bucket);
     for (Node* n = bucket.head.load(std::memory_order_relaxed); n != nullptr;) {
       Node* next = n->next.load(std::memory_order_relaxed);
       delete n;  // quiescent (see thread safety): no lock-free reader is on it
       n = next;
     }
     bucket.head.store(nullptr, std::memory_order_relaxed);
+    for (auto& tag : bucket.tags) tag.store(0, std::memory_order_relaxed);
   }
   entries_.store(0, std::memory_order_relaxed);
   presence_delta_.store(0, std::memory_order_relaxed);

@@ -35,18 +35,26 @@
 //  * GETs without the lock (the hot path's common case). A GET that finds a
 //    settled entry (a value or a tombstone, nothing pending, no expire-at)
 //    whose key and value fit kFastBytes reads the entry's fast copy — the
-//    key and value again, in atomic words — under the bucket's sequence
-//    word (a seqlock: every writer makes it odd while inside and even again
-//    after republishing the bucket's fast copies), and answers when the
-//    sequence did not move; it writes no shared memory. Why: under skew every
-//    thread hits the same few keys, and taking even a shared lock is two
-//    atomic writes to the bucket's line, which then bounces between cores
-//    (measured on the H100 host, 12 threads, zipf 0.99: ~680 cycles per hot
-//    op in Execute, against ~170 with 2 threads). Everything else (misses,
-//    updates, big or expiring entries, a sequence that moved) takes the lock
-//    as before. Nodes are therefore never freed while traffic may run (a
-//    lock-free reader may be on one): a bucket keeps its nodes, empty ones
-//    are reused by Insert, and only Clear (quiescent) frees them.
+//    key and value again, in atomic words, behind a header word that holds
+//    the entry's version (a seqlock per entry: a writer clears the header,
+//    rewrites the words and stores a header with the next version) — and
+//    answers when the header did not move; it writes no shared memory. It
+//    reads two lines: the bucket's (its first node and a 16-bit tag per
+//    entry of that node) and the entry's fast copy. Only inserts and
+//    removals write a bucket's line; an update writes only its entry's, and
+//    the bucket locks writers take are an array of their own, which readers
+//    never read. Why: under skew every thread reads the same few keys while
+//    some write them; taking even a shared lock is two atomic writes to a
+//    line that then bounces between cores (measured on the H100 host, 12
+//    threads, zipf 0.99: ~680 cycles per hot op in Execute, against ~170
+//    with 2 threads), and a bucket-wide sequence word next to the lock (the
+//    previous design) made every write cost each reader of the bucket's
+//    line, and of its neighbours', one more miss. Everything else (misses,
+//    updates, big or expiring entries, a header that kept moving) takes the
+//    lock. Nodes are therefore never freed while traffic may run (a
+//    lock-free reader may be on one), and a bucket's first node, once
+//    there, stays first (new nodes go at the end of the chain): empty
+//    nodes are reused by Insert, and only Clear (quiescent) frees them.
 //  * Write-back (default): a hit PUT/DELETE/CAS changes the entry in place,
 //    marks it dirty and, the first time in the epoch, appends its key to the
 //    log (a contiguous vector, cheap to scan). The canonical store is behind
@@ -139,12 +147,11 @@ class HotCache {
   Outcome Execute(const OpRef& op, uint64_t hash);
 
   // For a caller about to Execute many ops: requests the lines a GET of
-  // `hash` reads, one stage at a time — the bucket; the bucket's first node
-  // (reads the bucket); the matching entry's fast copy (reads the node) —
-  // each stage a few ops after the one before, so that its line has
-  // arrived. Hints only: thread-safe, no effect on results.
+  // `hash` reads, one stage at a time — the bucket; the matching entry's
+  // fast copy (reads the bucket) — the second a few ops after the first,
+  // so that the bucket's line has arrived. Hints only: thread-safe, no
+  // effect on results.
   void PrefetchBucket(uint64_t hash) const { PrefetchLine(&BucketFor(hash)); }
-  void PrefetchNode(uint64_t hash) const;
   void PrefetchEntry(uint64_t hash) const;
 
   struct Completion {
@@ -213,12 +220,14 @@ class HotCache {
     size_t head = 0;
   };
   // The fast copy (see "GETs without the lock"): fast[0] is the header
-  // (kFastValid | kFastPresent | key length << 8 | value length << 16; 0 = not
-  // readable without the lock), then the key's words, then the value's, each
+  // (kFastValid | kFastPresent | key length << 8 | value length << 16 |
+  // version << 32; 0 = not readable without the lock, also while a writer
+  // rewrites the words), then the key's words, then the value's, each
   // zero-padded to whole words.
   static constexpr size_t kFastBytes = 48;
   static constexpr int kFastWords = 1 + kFastBytes / 8;
   static constexpr uint64_t kFastValid = 1, kFastPresent = 2;
+  static constexpr int kFastVersionShift = 32;
   // Cache-line aligned: a lock-free GET reads one line of the entry (its
   // fast copy, 56 bytes), not two.
   struct alignas(64) Entry {
@@ -227,36 +236,43 @@ class HotCache {
     State state = State::kFree;
     bool dirty = false;
     bool canonical_present = false;  // Meaningful when state is known.
+    uint32_t version = 0;  // of the fast copy; only grows, so a header never repeats
     uint64_t expire_at = kNoExpiry;  // of `value`; kNoExpiry unless state is kValue
     std::string key;
     std::string value;
     std::unique_ptr<Pending> pending;
   };
-  // A node's hashes fill its first cache line, so a lock-free probe reads
-  // one line per node and touches an entry only on a match (it does not
-  // read `used`, in the second line: a free entry's fast copy is 0).
+  // A node's hashes fill its first cache line, so a lock-free probe of a
+  // node after the first (whose entries the bucket's tags cover) reads one
+  // line per node and touches an entry only on a match (it does not read
+  // `used`, in the second line: a free entry's fast copy is 0).
   static constexpr int kNodeEntries = 8;
-  // Atomics where a lock-free GET reads them (always relaxed: the bucket's
-  // sequence word orders them).
+  // Atomics where a lock-free GET reads them (relaxed: they are hints, and
+  // what a GET answers is checked against the entry's header).
   struct alignas(64) Node {  // its hashes in one line
     std::atomic<uint64_t> hashes[kNodeEntries] = {};
     std::atomic<uint8_t> used{0};  // bit i: entries[i] is not free
     std::atomic<Node*> next{nullptr};
     Entry entries[kNodeEntries];
   };
-  // 16 bytes, not a cache line each: buckets are many and a collision on a
-  // shared line is rare with hashed placement; memory is not.
-  struct Bucket {
-    store::cpu::RwSpinLock lock;
-    std::atomic<uint32_t> seq{0};  // odd while a writer is inside (BucketWriter)
+  // What a lock-free GET reads first, in 32 bytes (two buckets a line; only
+  // inserts and removals write them): the first node, which stays first,
+  // and a tag per entry of it (TagOf its hash; 0 = free), so that the GET
+  // goes from here straight to the entry's line. Keys in later nodes (more
+  // than 8 in a bucket: rare) are found through the nodes' hashes.
+  struct alignas(32) Bucket {
     std::atomic<Node*> head{nullptr};
+    std::atomic<uint16_t> tags[kNodeEntries] = {};
   };
-  // The exclusive lock of a bucket, as a seqlock writer: makes the sequence
-  // odd on entry; on exit republishes the fast copy of every entry in the
-  // bucket (whatever the section changed) and makes it even again.
+  static uint16_t TagOf(uint64_t hash) { return static_cast<uint16_t>(hash >> 48) | 1; }
+  // The exclusive lock of a bucket; on exit republishes the fast copy of
+  // every entry in the bucket whose state the section changed.
   class BucketWriter;
 
   Bucket& BucketFor(uint64_t hash) const { return buckets_[(hash ^ (hash >> 29)) & mask_]; }
+  store::cpu::RwSpinLock& LockOf(const Bucket& bucket) const {
+    return locks_[&bucket - buckets_.get()];
+  }
   static Entry* Find(Bucket& bucket, uint64_t hash, std::string_view key);
   // presence_delta_ += d, skipped when d is 0 (most writes: a PUT over a
   // value): the counter is one line that every thread's writes would
@@ -265,9 +281,11 @@ class HotCache {
     if (d != 0) presence_delta_.fetch_add(d, std::memory_order_relaxed);
   }
   // A GET answered from a fast copy without the lock; false when the locked
-  // path must decide (no fast copy of the key, or the bucket kept changing).
+  // path must decide (no fast copy of the key, or its entry kept changing).
   static bool TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, const OpRef& op);
-  // Writes entry's fast copy from its state (or 0 when it has none).
+  // Writes entry's fast copy from its state (or 0 when it has none), under
+  // the bucket's lock; a copy that would not change is left as it is, so
+  // that readers' cached lines of it stay valid.
   static void PublishFast(Entry& entry);
   Entry* Insert(Bucket& bucket, uint64_t hash, std::string_view key);
   // Frees the entry's slot; its node stays in the bucket (see "GETs without
@@ -324,6 +342,7 @@ class HotCache {
   const bool bound_absent_;
   uint64_t mask_;
   std::unique_ptr<Bucket[]> buckets_;
+  std::unique_ptr<store::cpu::RwSpinLock[]> locks_;  // one per bucket, apart from them
   std::atomic<uint64_t> entries_{0};
   std::atomic<uint64_t> pending_{0};
   std::atomic<int64_t> presence_delta_{0};
@@ -332,5 +351,23 @@ class HotCache {
   mutable std::mutex log_mu_;
   std::vector<std::pair<uint64_t, std::string>> log_;  // (hash, key), in dirtying order
 };
+
+// Inline: the routing pass calls it for every hot op, and a call cost about
+// as much as the hint itself.
+inline void HotCache::PrefetchEntry(uint64_t hash) const {
+  // Nodes are never freed while traffic may run (see "GETs without the
+  // lock"), so reading one here is safe whatever writers do; acquire, as
+  // in TryFastGet, so that a new node's initialisation is visible.
+  const Bucket& bucket = BucketFor(hash);
+  const Node* n = bucket.head.load(std::memory_order_acquire);
+  if (n == nullptr) return;
+  const uint16_t tag = TagOf(hash);
+  for (int i = 0; i < kNodeEntries; ++i) {
+    if (bucket.tags[i].load(std::memory_order_relaxed) == tag) {
+      PrefetchLine(&n->entries[i].fast[0]);
+      return;
+    }
+  }
+}
 
 }  // namespace kvcg::hotcache

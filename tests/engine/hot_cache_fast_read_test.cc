@@ -156,5 +156,86 @@ TEST(HotCacheFastRead, TombstonesLongValuesAndSharedHashesAnswerExactly) {
   EXPECT_EQ(c.sink.value, "canon");
 }
 
+
+// The lock-free path's structure (hot_cache.h): the bucket's tags lead to
+// its first node's entries, later nodes are searched by hash, and inserts
+// and removals change both while readers look. Four other keys and twenty
+// read ones, all with one hash, fill three nodes of one bucket; a writer
+// updates the twenty while a churn thread removes and inserts the four
+// (entries of the first node freed and reused, its tags rewritten). Every answer must be the
+// asked key's own whole value, never older than one this reader saw.
+std::string KeyedStamp(const std::string& key, uint64_t n) {
+  char part[13];
+  std::snprintf(part, sizeof part, "%s:%08llu", key.c_str(), static_cast<unsigned long long>(n % 100000000));
+  return std::string(part) + part + part;
+}
+
+TEST(HotCacheFastRead, ChainedNodesAndChurningNeighboursKeepAnswersWhole) {
+  HotCache cache({4, false});
+  constexpr uint64_t kHash = 99;
+  constexpr int kKeys = 20;
+  auto key_of = [](int i) {
+    char k[4];
+    std::snprintf(k, sizeof k, "k%02d", i);
+    return std::string(k);
+  };
+  Client setup{cache};
+  // Four clean tombstones first, in the first node: the churn below frees
+  // and refills its entries, so that node's tags change under the readers.
+  for (int j = 0; j < 4; ++j) {
+    ASSERT_EQ(setup.Run(OpType::kGet, "x" + std::to_string(j), {}, kHash), Outcome::kMiss);
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(setup.Run(OpType::kPut, key_of(i), KeyedStamp(key_of(i), 0), kHash), Outcome::kMiss);
+  }
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> bad{0}, reads{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      Client c{cache};
+      std::vector<uint64_t> last(kKeys, 0);
+      for (uint64_t step = r; !done.load(std::memory_order_acquire); step += 7) {
+        const int i = int(step % kKeys);
+        const std::string key = key_of(i);
+        if (c.Run(OpType::kGet, key, {}, kHash) != Outcome::kDone || c.sink.code != Code::kOk ||
+            c.sink.value.size() != 36 || c.sink.value.substr(0, 4) != key + ":" ||
+            c.sink.value.substr(0, 12) != c.sink.value.substr(12, 12) ||
+            c.sink.value.substr(0, 12) != c.sink.value.substr(24, 12)) {
+          bad.fetch_add(1);
+          continue;
+        }
+        const uint64_t n = std::stoull(c.sink.value.substr(4, 8));
+        if (n < last[i]) bad.fetch_add(1);
+        last[i] = n;
+        reads.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    Client c{cache};
+    for (uint64_t j = 0; !done.load(std::memory_order_acquire); ++j) {
+      const std::string key = "x" + std::to_string(j % 4);
+      c.Run(OpType::kGet, key, {}, kHash);  // a miss the first time: an entry, a tombstone
+      std::vector<std::string_view> absent{key};
+      cache.DropKeys(absent);  // clean: removed, its slot free again
+    }
+  });
+  Client writer{cache};
+  for (uint64_t n = 1; n <= 20000; ++n) {
+    for (int i = 0; i < kKeys; ++i) {
+      ASSERT_EQ(writer.Run(OpType::kPut, key_of(i), KeyedStamp(key_of(i), n), kHash), Outcome::kDone);
+    }
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(setup.Run(OpType::kGet, key_of(i), {}, kHash), Outcome::kDone);
+    EXPECT_EQ(setup.sink.value, KeyedStamp(key_of(i), 20000));
+  }
+}
+
 }  // namespace
 }  // namespace kvcg::hotcache
