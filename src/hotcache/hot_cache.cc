@@ -101,7 +101,7 @@ void HotCache::PublishFast(Entry& e) {
   // Unchanged (most sections change one entry of the bucket): no write, so
   // that readers' copies of the line stay valid.
   const uint64_t old = e.fast[0].load(std::memory_order_relaxed);
-  bool same = old != 0 && uint32_t(old) == header;
+  bool same = old != 0 && (old & kFastShapeMask) == header;
   for (size_t w = 0; w < n && same; ++w) same = e.fast[1 + w].load(std::memory_order_relaxed) == words[w];
   if (same) return;
   // A seqlock write: a reader that sees any of the words below sees the
@@ -110,7 +110,7 @@ void HotCache::PublishFast(Entry& e) {
   std::atomic_thread_fence(std::memory_order_release);
   for (size_t w = 0; w < n; ++w) e.fast[1 + w].store(words[w], std::memory_order_relaxed);
   ++e.version;
-  e.fast[0].store(header | uint64_t{e.version} << kFastVersionShift, std::memory_order_release);
+  e.fast[0].store(header | e.version << kFastVersionShift, std::memory_order_release);
 }
 
 namespace {
@@ -134,9 +134,11 @@ struct KeyWords {
 
 // One entry's fast copy read as a seqlock reader: kHit with the header and
 // value words when it holds `key` and its header did not move meanwhile;
-// kOther when it holds another key (as far as a read could tell: a torn
-// read also lands here, and the caller then falls back to the lock);
-// kLocked when its state needs the lock or it kept changing.
+// kOther when no readable copy of `key` is there (another key, a torn read,
+// or a header of 0: a state that needs the lock, a writer inside, a free
+// entry), so the caller looks on and, finding none, takes the lock — safe
+// because a key has at most one readable copy (TryFastGet); kLocked when it
+// holds `key` but kept changing.
 enum class FastRead { kHit, kOther, kLocked };
 
 template <class Entry, size_t kWords>
@@ -147,8 +149,8 @@ static FastRead ReadFast(const Entry& e, const KeyWords& key, uint64_t* header,
   for (int attempt = 0; attempt < 2; ++attempt) {
     const uint64_t h = e.fast[0].load(std::memory_order_acquire);
     // Its state needs the lock, a writer is rewriting it, or it is free
-    // (Remove clears it): the locked path decides.
-    if ((h & 1) == 0) return FastRead::kLocked;
+    // (Remove clears it): not a copy to read, whoever's entry it is.
+    if ((h & 1) == 0) return FastRead::kOther;
     if ((h >> 8 & 0xff) != key.size) return FastRead::kOther;
     bool same = true;
     for (size_t w = 0; w < key.words && same; ++w) {
@@ -192,8 +194,8 @@ bool HotCache::TryFastGet(Bucket& bucket, uint64_t hash, std::string_view key, c
       r = ReadFast(n->entries[i], want, &header, value);
     }
   }
-  // kOther: no readable copy of the key (absent, or a torn read): the
-  // locked path decides.
+  // kOther: no readable copy of the key (absent, pending, expiring, too
+  // big, being written, or a torn read): the locked path decides.
   if (r != FastRead::kHit) return false;
   const bool present = (header & kFastPresent) != 0;
   op.sink->Answer(op.index, present ? Code::kOk : Code::kNotFound,

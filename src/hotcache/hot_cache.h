@@ -4,7 +4,8 @@
 //
 // Design.
 //  * Buckets are a fixed power-of-two array (sized at construction), each a
-//    readers–writer spin lock and a chain of nodes of 8 entries; a chain
+//    chain of nodes of 8 entries guarded by a readers–writer spin lock (the
+//    locks are an array of their own; see "GETs without the lock"); a chain
 //    grows by a node when its nodes are full. Entries compare the full hash
 //    first and then the key bytes exactly, so equal hashes never alias.
 //  * An entry is in one of three states: a value, a tombstone (the key is
@@ -98,6 +99,12 @@ class ResultSink {
   // waited behind a miss), on the thread calling Complete, possibly while
   // other threads write other results of the same batch.
   // `expire_at` is that value's expire-at (kNoExpiry: none, or not found).
+  // The answer must not reach the op's client before the Execute or
+  // Complete call that gives it has returned: an update takes effect for
+  // lock-free readers when the bucket's write section ends, at the end of
+  // that call (see "GETs without the lock"), so a client that saw an
+  // update's answer earlier could then read the older value. (The engine
+  // delivers answers after its routing pass, or after Complete returns.)
   virtual void Answer(uint32_t index, Code code, std::string_view value, uint64_t expire_at,
                       bool queued) = 0;
 
@@ -221,13 +228,15 @@ class HotCache {
   };
   // The fast copy (see "GETs without the lock"): fast[0] is the header
   // (kFastValid | kFastPresent | key length << 8 | value length << 16 |
-  // version << 32; 0 = not readable without the lock, also while a writer
+  // version << 24; 0 = not readable without the lock, also while a writer
   // rewrites the words), then the key's words, then the value's, each
-  // zero-padded to whole words.
+  // zero-padded to whole words. 40 bits of version: a reader would need to
+  // stall across 2^40 updates of one entry to be fooled by a repeat.
   static constexpr size_t kFastBytes = 48;
   static constexpr int kFastWords = 1 + kFastBytes / 8;
   static constexpr uint64_t kFastValid = 1, kFastPresent = 2;
-  static constexpr int kFastVersionShift = 32;
+  static constexpr int kFastVersionShift = 24;
+  static constexpr uint64_t kFastShapeMask = (uint64_t{1} << kFastVersionShift) - 1;
   // Cache-line aligned: a lock-free GET reads one line of the entry (its
   // fast copy, 56 bytes), not two.
   struct alignas(64) Entry {
@@ -236,7 +245,7 @@ class HotCache {
     State state = State::kFree;
     bool dirty = false;
     bool canonical_present = false;  // Meaningful when state is known.
-    uint32_t version = 0;  // of the fast copy; only grows, so a header never repeats
+    uint64_t version = 0;  // of the fast copy; only grows, so a header never repeats
     uint64_t expire_at = kNoExpiry;  // of `value`; kNoExpiry unless state is kValue
     std::string key;
     std::string value;

@@ -237,5 +237,65 @@ TEST(HotCacheFastRead, ChainedNodesAndChurningNeighboursKeepAnswersWhole) {
   }
 }
 
+
+// Real-time order: an update whose answer another thread has seen (handed
+// over with release/acquire, as a client sees its completion) is what every
+// later lock-free GET of that thread returns, or something newer, while
+// first-node entries of the same bucket are freed and reused. The fast
+// copy changes at the end of the update's write section, before Execute
+// returns (ResultSink's contract).
+TEST(HotCacheFastRead, AcknowledgedUpdatesAreSeenByLaterLockFreeGets) {
+  HotCache cache({2, false});
+  constexpr uint64_t kHash = 0xABCD000000000007ull;  // one bucket, one tag
+  constexpr int kKeys = 6;
+  Client setup{cache};
+  for (int j = 0; j < 3; ++j) {
+    ASSERT_EQ(setup.Run(OpType::kGet, "x" + std::to_string(j), {}, kHash), Outcome::kMiss);
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(setup.Run(OpType::kPut, "k" + std::to_string(i), Stamp(0), kHash), Outcome::kMiss);
+  }
+  std::atomic<uint64_t> acked[kKeys];
+  for (auto& a : acked) a.store(0);
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> bad{0}, stale{0}, reads{0};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    Client c{cache};
+    for (uint64_t step = 0; !done.load(std::memory_order_acquire); ++step) {
+      const int i = int(step % kKeys);
+      const uint64_t seen = acked[i].load(std::memory_order_acquire);
+      if (c.Run(OpType::kGet, "k" + std::to_string(i), {}, kHash) != Outcome::kDone ||
+          c.sink.code != Code::kOk || c.sink.value.size() != 40 ||
+          c.sink.value != Stamp(std::stoull(c.sink.value.substr(0, 8)))) {
+        bad.fetch_add(1);
+        continue;
+      }
+      if (std::stoull(c.sink.value.substr(0, 8)) < seen) stale.fetch_add(1);
+      reads.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  threads.emplace_back([&] {
+    Client c{cache};
+    for (uint64_t j = 0; !done.load(std::memory_order_acquire); ++j) {
+      const std::string key = "x" + std::to_string(j % 3);
+      c.Run(OpType::kGet, key, {}, kHash);
+      std::vector<std::string_view> absent{key};
+      cache.DropKeys(absent);
+    }
+  });
+  Client writer{cache};
+  for (uint64_t n = 1; n <= 100000; ++n) {
+    const int i = int(n % kKeys);
+    ASSERT_EQ(writer.Run(OpType::kPut, "k" + std::to_string(i), Stamp(n), kHash), Outcome::kDone);
+    acked[i].store(n, std::memory_order_release);
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_EQ(stale.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+}
+
 }  // namespace
 }  // namespace kvcg::hotcache
