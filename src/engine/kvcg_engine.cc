@@ -147,8 +147,9 @@ void KvcgEngine::Route(Batch batch, Completion done, const EarlyCallback* early)
   // Fingerprints); then the model classifies the whole batch in one call
   // (Model::Classify: its own loop, its probes' misses overlapped). An
   // all-cold batch goes to the canonical store as it is, with no state of
-  // ours. The router's sampling waits until the hot ops are answered. (Not thread_local scratch: Route re-enters
-  // through completions. Not zeroed: every entry is written first.)
+  // ours. The router's sampling waits until the hot ops are answered. (Not
+  // thread_local scratch: Route re-enters through completions. Not zeroed:
+  // every entry is written first.)
   std::unique_ptr<uint64_t[]> scratch(new uint64_t[2 * size_t{n} + (size_t{n} + 7) / 8]);
   uint64_t* const hashes = scratch.get();
   uint64_t* const fingerprints = hashes + n;

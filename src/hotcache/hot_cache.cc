@@ -117,7 +117,7 @@ namespace {
 
 // A key as a fast copy holds it: whole words, the last zero-padded.
 struct KeyWords {
-  explicit KeyWords(std::string_view key) : size(key.size()), words((key.size() + 7) / 8) {
+  explicit KeyWords(std::string_view key) : size(key.size()), words(Words(key.size())) {
     const size_t full = key.size() / 8, tail = key.size() % 8;
     for (size_t w = 0; w < full; ++w) std::memcpy(&word[w], key.data() + 8 * w, 8);
     if (tail != 0) {
@@ -157,7 +157,7 @@ static FastRead ReadFast(const Entry& e, const KeyWords& key, uint64_t* header,
       same = e.fast[1 + w].load(std::memory_order_relaxed) == key.word[w];
     }
     if (!same) return FastRead::kOther;
-    const size_t value_words = ((h >> 16 & 0xff) + 7) / 8;
+    const size_t value_words = Words(h >> 16 & 0xff);
     for (size_t w = 0; w < value_words; ++w) {
       value[w] = e.fast[1 + key.words + w].load(std::memory_order_relaxed);
     }

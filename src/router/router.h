@@ -54,13 +54,13 @@ class Router {
   // KeyFingerprint(key), from `hash` when Config::hash is the default (the
   // same XXH3, so the key is hashed once per request).
   uint64_t Fingerprint(std::string_view key, uint64_t hash) const {
-    return default_hash_ ? (hash != 0 ? hash : 1) : KeyFingerprint(key);
+    return default_hash_ ? FingerprintOfHash(hash) : KeyFingerprint(key);
   }
   // Fingerprint of every op of `batch` (hashes[i]: op i's Config::hash).
   void Fingerprints(const Batch& batch, const uint64_t* hashes, uint64_t* out) const {
     const size_t n = batch.size();
     if (default_hash_) {
-      for (size_t i = 0; i < n; ++i) out[i] = hashes[i] != 0 ? hashes[i] : 1;
+      for (size_t i = 0; i < n; ++i) out[i] = FingerprintOfHash(hashes[i]);
     } else {
       for (size_t i = 0; i < n; ++i) out[i] = KeyFingerprint(batch.key(i));
     }
@@ -104,6 +104,8 @@ class Router {
 
  private:
   static uint64_t NextRandom();
+  // KeyFingerprint from the key's default hash: the same XXH3, never 0.
+  static uint64_t FingerprintOfHash(uint64_t hash) { return hash != 0 ? hash : 1; }
   // Sample's draw for every op of a batch; hash_of(i) is op i's hash.
   template <class HashOf>
   void SampleBatch(const Batch& batch, HashOf hash_of);
