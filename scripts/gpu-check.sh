@@ -175,7 +175,9 @@ for lay in ("fixed8", "general"):
         continue
     slab = k.get("bound_random_slab256_gps")
     print(f"(a) kernel {lay}, {k['keys']} keys; bounds: random 8B read {k['bound_random_read8_gps']} G/s"
-          + (f", random 256B slab read {slab} G/s" if slab is not None else ""))
+          + (f", random 256B slab read {slab} G/s" if slab is not None else "")
+          + (f", cursor claims alone {k['bound_cursor_claims_gops']} G ops/s"
+             if "bound_cursor_claims_gops" in k else ""))
     for w in k.get("window_tables", []):
         print(f"    window table load {w['load']}: {w['bytes_per_key']} B/key, a hit reads "
               f"{w['mean_probe_windows_hit']} windows, bound {w['bound_random_window64_gps']} G window reads/s")

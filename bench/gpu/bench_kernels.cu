@@ -81,6 +81,19 @@ __global__ void RandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t s
   if (acc == 0x123456789ull) *sink = acc;
 }
 
+__global__ void CursorClaims(uint32_t* cursor, uint32_t n, uint32_t chunk, uint32_t* sink) {
+  const uint32_t lane = threadIdx.x & 31;
+  uint32_t claims = 0;
+  while (true) {
+    uint32_t b = 0;
+    if (lane == 0) b = atomicAdd(cursor, chunk);
+    b = __shfl_sync(~0u, b, 0);
+    if (b >= n) break;
+    ++claims;
+  }
+  if (claims == ~0u) *sink = claims;
+}
+
 // Per stored key of a window table: how many probe steps past its home
 // window it sits (a GET that finds it reads that many windows + 1). out:
 // sum, keys, max.
@@ -117,6 +130,12 @@ cudaError_t MeasureWindowDisplacement(const uint64_t* slots, uint64_t windows,
 cudaError_t LaunchRandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t tiles,
                                  int per_tile, uint64_t seed, uint64_t* sink, cudaStream_t stream) {
   RandomWindow64<<<uint32_t(tiles * 4 / 256), 256, 0, stream>>>(buf, windows, seed, per_tile, sink);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCursorClaims(uint32_t* cursor, uint32_t n, uint32_t chunk, uint32_t blocks,
+                               uint32_t* sink, cudaStream_t stream) {
+  CursorClaims<<<blocks, 256, 0, stream>>>(cursor, n, chunk, sink);
   return cudaGetLastError();
 }
 

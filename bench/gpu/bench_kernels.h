@@ -62,6 +62,13 @@ cudaError_t LaunchRandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t wa
 cudaError_t LaunchRandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t tiles,
                                  int per_tile, uint64_t seed, uint64_t* sink, cudaStream_t stream);
 
+// The window kernel's claims and nothing else: `blocks` blocks of 256
+// threads whose warps take `chunk` ops at a time from *cursor (lane 0's
+// atomicAdd, as the kernel's ring claims) until n ops are taken. *cursor
+// must be 0 at launch.
+cudaError_t LaunchCursorClaims(uint32_t* cursor, uint32_t n, uint32_t chunk, uint32_t blocks,
+                               uint32_t* sink, cudaStream_t stream);
+
 // Of every key in a window table (device `slots`, `windows`): out[0] the sum
 // of the windows between its home window and its own, out[1] the keys,
 // out[2] the largest such distance (out: 3 words of device memory).

@@ -273,6 +273,7 @@ int RunKernelFixed8(const Args& args) {
   // Random 8-byte reads on the first table's windows (DESIGN.md section 5).
   const g::WindowTableView& v0 = windows[0].table->view();
   const KernelBounds bounds = MeasureBounds(v0.slots, v0.windows * g::kWindowBytes, rig);
+  const double claim_gops = MeasureClaimBound(batch, rig);
 
   PrintHeader("kernel");
   std::printf("  \"layout\": \"fixed8\", \"table\": \"window\", \"keys\": %llu, "
@@ -282,6 +283,10 @@ int RunKernelFixed8(const Args& args) {
               "numbering; timed: table kernel launches only)\",\n");
   PrintWindowHeader(windows, keys);
   std::printf("  \"bound_random_read8_gps\": %.2f,\n", bounds.read8_gps);
+  std::printf("  \"bound_cursor_claims_gops\": %.2f,\n", claim_gops);
+  std::printf("  \"claims_bound_note\": \"the window kernel's resident blocks only claiming a "
+              "batch from its one cursor, 32 ops per atomic, as its ring claims: a bound on the "
+              "kernel's ops/s from the claims alone\",\n");
   std::printf("  \"mixes\": [\n");
 
   const Mix kMixes[] = {{"get100", 0}, {"get95_put5", 50}, {"get50_put50", 500}, {"put100", 1000}};

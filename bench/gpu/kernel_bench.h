@@ -115,6 +115,10 @@ struct WindowBench {
   uint64_t max_probe_windows = 0;
 };
 WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, KernelRig& rig);
+// A bound on the window kernel's rate from its claims alone: ops per
+// second when the kernel's resident blocks only claim a batch of `batch`
+// ops from one cursor, 32 at a time (the ring's claim).
+double MeasureClaimBound(uint32_t batch, KernelRig& rig);
 // The "window_tables" header field of the fixed8 document.
 void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys);
 // As RunVariants, on a window table (one kernel variant); rows carry

@@ -83,6 +83,30 @@ WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, Kernel
   return w;
 }
 
+double MeasureClaimBound(uint32_t batch, KernelRig& rig) {
+  // One cursor per launch (SecondsPerLaunch launches 6 times), all zeroed
+  // before: the timed launches do nothing but claim.
+  constexpr int kCursors = 8;
+  uint32_t* words;
+  KVCG_CK(cudaMalloc(&words, (kCursors + 1) * 4));
+  KVCG_CK(cudaMemsetAsync(words, 0, (kCursors + 1) * 4, rig.s));
+  int resident = 0;
+  KVCG_CK(g::WindowResidentBlocks(&resident));
+  int k = 0;
+  const double secs = rig.SecondsPerLaunch([&] {
+    if (k == kCursors) Fail("kernel claim bound: more launches than cursors");
+    KVCG_CK(LaunchCursorClaims(words + k++, batch, 32, uint32_t(resident), words + kCursors, rig.s));
+  });
+  KVCG_CK(cudaStreamSynchronize(rig.s));
+  KVCG_CK(cudaFree(words));
+  const double gops = double(batch) / secs / 1e9;
+  std::fprintf(stderr,
+               "kernel claim bound: %d blocks claiming %u ops 32 at a time from one cursor: "
+               "%.2f us per batch, %.2f G ops/s\n",
+               resident, batch, secs * 1e6, gops);
+  return gops;
+}
+
 void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys) {
   std::printf("  \"window_tables\": [");
   for (size_t i = 0; i < tables.size(); ++i) {
