@@ -236,6 +236,67 @@ TEST(WindowTable, ResultsInKvcgFormWithSkippedOps) {
   EXPECT_EQ(retry, 0u);
 }
 
+// The GET kernel (a batch of GETs only) against the general kernel on the
+// same batch and against the model: repeated keys, misses, tombstones on
+// the probe paths, both sentinel values (one stored, one not), skipped ops,
+// both result forms, and every key in one home window (probes that go on
+// past it, one window at a time).
+void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint64_t windows,
+                            uint64_t keys) {
+  WindowTable t(windows, 0);
+  CK(t.error());
+  Rig rig(4096);
+  std::unordered_map<uint64_t, uint64_t> model;
+  std::vector<HostOp> puts;
+  for (uint64_t k = 0; k < keys; ++k) puts.push_back({kOpPut, k, 1000 + k});
+  puts.push_back({kOpPut, kEmptyKey, 77});
+  for (const auto& o : rig.Run(t, puts, 1 << 20, hash)) ASSERT_EQ(o.code, kResNotFound | kResStored);
+  for (const auto& op : puts) model[op.key] = op.value;
+  std::vector<HostOp> dels;
+  for (uint64_t k = 0; k < keys; k += 4) {
+    dels.push_back({kOpDelete, k});
+    model.erase(k);
+  }
+  for (const auto& o : rig.Run(t, dels, 0, hash)) ASSERT_EQ(o.code, kResOk);
+  std::mt19937_64 rng(11);
+  std::vector<HostOp> gets;
+  std::vector<uint8_t> skip;
+  for (int i = 0; i < 3001; ++i) {
+    const uint64_t r = rng();
+    uint64_t key = r % (keys + keys / 3);  // a quarter deleted, and misses past the keys
+    if (r % 61 == 0) key = (r >> 8) & 1 ? kEmptyKey : kTombKey;
+    gets.push_back({kOpGet, key});
+    skip.push_back(i % 37 == 5 ? 3 : 0);
+  }
+  for (const bool kvcg_form : {false, true}) {
+    const auto* sk = kvcg_form ? &skip : nullptr;
+    const auto fast = rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, true);
+    const auto general = rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, false);
+    const uint8_t ok = 0, missing = kvcg_form ? 1 : kResNotFound;
+    for (size_t i = 0; i < gets.size(); ++i) {
+      auto it = model.find(gets[i].key);
+      const uint8_t want = kvcg_form && skip[i] != 0 ? skip[i] : it != model.end() ? ok : missing;
+      ASSERT_EQ(fast[i].code, want) << "op " << i << " key " << gets[i].key << " form " << kvcg_form;
+      ASSERT_EQ(general[i].code, want) << "op " << i << " key " << gets[i].key;
+      if (want == ok) {
+        ASSERT_EQ(fast[i].value, it->second) << "op " << i << " key " << gets[i].key;
+        ASSERT_EQ(general[i].value, it->second) << "op " << i;
+      }
+    }
+  }
+}
+
+TEST(WindowTable, GetKernelAnswersAsTheGeneralKernel) {
+  SKIP_WITHOUT_GPU();
+  ExpectGetKernelMatches(MixHash, 512, 1500);  // load 0.73
+}
+
+TEST(WindowTable, GetKernelFollowsProbesAcrossTheTable) {
+  SKIP_WITHOUT_GPU();
+  // Every key in one home window with one step: probes of up to ~75 windows.
+  ExpectGetKernelMatches([](uint64_t) { return 42ull; }, 128, 300);
+}
+
 // Fills a table, deletes a third (tombstones), grows it, and checks every
 // entry, the counters and later writes. host_hash: the hash Grow is given
 // (empty: the device's Xxh3Fixed8, which `hash` must then be).

@@ -80,12 +80,16 @@ class Rig {
   // Runs `ops` as one batch. allowance: EMPTY slots it may claim (*left: what
   // is left). skip: per op, nonzero = answered already with that code
   // (kvcg_form only). kvcg_form: results through out_codes / out_values
-  // (codes are then kvcg::Code bytes), else the raw columns.
+  // (codes are then kvcg::Code bytes), else the raw columns. A batch of
+  // GETs only goes to the GET kernel (ArbView::gets_only), as the pipeline
+  // sends it, unless gets_kernel is false.
   std::vector<Outcome> Run(WindowTable& t, const std::vector<HostOp>& ops, int allowance,
                            const std::function<uint64_t(uint64_t)>& hash, int* left = nullptr,
                            const std::vector<uint8_t>* skip = nullptr, bool kvcg_form = false,
-                           uint32_t* retry_flag = nullptr) {
+                           uint32_t* retry_flag = nullptr, bool gets_kernel = true) {
     const uint32_t n = uint32_t(ops.size());
+    bool gets_only = gets_kernel;
+    for (const HostOp& op : ops) gets_only = gets_only && op.type == kOpGet;
     EXPECT_LE(n, cap_);
     std::vector<uint64_t> h(n), k(n), c(n), v(n), e(n);
     std::unordered_map<uint64_t, std::vector<uint32_t>> by_key;
@@ -119,6 +123,7 @@ class Rig {
 
     ArbView a{};
     a.n = n;
+    a.gets_only = gets_only ? 1 : 0;
     a.cursor = hdr_;
     a.slab_allowance = reinterpret_cast<int*>(hdr_ + 1);
     a.retry_flag = hdr_ + 2;

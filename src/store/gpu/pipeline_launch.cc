@@ -15,6 +15,25 @@
 #include "store/gpu/window_kernel.h"
 
 namespace kvcg::store::gpu {
+namespace {
+
+// Whether all n types are GETs (OpType::kGet is 0): eight at a time, so a
+// batch costs its orchestrator ~n / 8 loads, not a branch per op.
+bool AllGets(const OpType* types, size_t n) {
+  static_assert(uint8_t(OpType::kGet) == 0, "a GET's type byte is 0");
+  const auto* p = reinterpret_cast<const unsigned char*>(types);
+  uint64_t any = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    any |= w;
+  }
+  for (; i < n; ++i) any |= p[i];
+  return any == 0;
+}
+
+}  // namespace
 
 void Pipeline::Launch(Slot& s, bool exclusive) {
   s.launched_ok = false;
@@ -49,6 +68,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
   std::vector<ArbSegment> segs(s.reqs.size());
   size_t input = 0;
   s.has_expiry = false;
+  s.gets_only = !general_;
   for (size_t r = 0; r < s.reqs.size(); ++r) {
     const Batch& b = s.reqs[r]->batch;
     const BlockLayout l = LayoutOf(b, general_);
@@ -67,6 +87,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     g.expire = l.expire == SIZE_MAX ? ~0ull : input + l.expire;
     g.cond = l.cond == SIZE_MAX ? ~0ull : input + l.cond;
     if (b.has_expiry()) s.has_expiry = true;
+    if (s.gets_only && (b.stores() != 0 || !AllGets(b.types(), b.size()))) s.gets_only = false;
     g.key_bytes = input + l.key_bytes;
     g.value_bytes = l.value_bytes == SIZE_MAX ? 0 : input + l.value_bytes;
     input += l.size;
@@ -360,6 +381,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
 
   ArbView v{};
   v.n = a.n;
+  v.gets_only = s.gets_only ? 1 : 0;
   v.cursor = a.hdr;
   v.slab_allowance = reinterpret_cast<int*>(a.hdr + 1);
   v.hash = a.hash;
