@@ -13,6 +13,8 @@
 //      PUT overwrites its value word or claims the free slot with a CAS on
 //      its key word (a CAS lost to another key moves on to the next free
 //      slot), a DELETE writes a tombstone; counters and access bytes follow.
+// An ARB of GETs only (ArbView::gets_only) goes to the GET kernel instead
+// (WindowGetKernel, GetOps): one op per lane, static chunks, no claims.
 // Table words are read with ld.global.cg (L2, never a stale L1 line) and
 // written with st.global.cg, as in the L-Slab kernel.
 #include <cuda_runtime.h>
