@@ -14,7 +14,7 @@
 //      its key word (a CAS lost to another key moves on to the next free
 //      slot), a DELETE writes a tombstone; counters and access bytes follow.
 // An ARB of GETs only (ArbView::gets_only) goes to the GET kernel instead
-// (WindowGetKernel, GetOps): one op per lane, static chunks, no claims.
+// (window_get_kernel.cu): one op per lane, static chunks, no claims.
 // Table words are read with ld.global.cg (L2, never a stale L1 line) and
 // written with st.global.cg, as in the L-Slab kernel.
 #include <cuda_runtime.h>
@@ -23,6 +23,7 @@
 #include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/window_kernel.h"
+#include "store/gpu/window_ops.cuh"
 #include "store/gpu/resident_kernel.cuh"
 
 namespace kvcg::store::gpu {
@@ -256,18 +257,6 @@ __device__ uint8_t FinishOp(const WindowTableView& t, const ArbView& a, const Le
   return code;
 }
 
-// Leader only: the op's result (kvcg's form, or the raw columns) and its
-// group's done count.
-__device__ void Answer(const ArbView& a, uint32_t idx, uint32_t group, bool skip, uint8_t code,
-                       uint64_t rv) {
-  GroupDone(a, group, code);
-  if (a.out_codes != nullptr) {
-    WriteOutputs<false>(a, idx, skip, code, rv, 0, 0, 0);
-  } else {
-    a.res_code[idx] = code;
-    a.res_value[idx] = rv;
-  }
-}
 
 // A tile's current op and the state of its probe (the same on every lane).
 struct TileOp {
@@ -337,16 +326,6 @@ __device__ __forceinline__ bool StepOp(const WindowTableView& t, const ArbView& 
   return done;
 }
 
-// One op's inputs as its claim loads them (its probe's start comes from the
-// hash): the same loads for both ways of claiming.
-struct OpInput {
-  uint64_t key = 0, hash = 0;
-  uint32_t ctl = 0;
-  bool skip = false;
-};
-__device__ __forceinline__ OpInput LoadOp(const ArbView& a, uint32_t i) {
-  return {a.key[i], a.hash[i], uint32_t(a.ctl[i]), a.skip != nullptr && a.skip[i] != 0};
-}
 
 // Static claims (the resident kernel's small ARBs; StaticClaim): tile g
 // runs ops g, g + tiles, ... (at most kWindowTile), one lane holding each;
@@ -388,92 +367,6 @@ __device__ __forceinline__ void StaticOps(const WindowTableView& t, const ArbVie
   }
 }
 
-// The GET kernel: an ARB whose ops are all GETs (ArbView::gets_only, the
-// caller's word) needs no same-key order (no op writes, so nothing waits
-// and any order is one of the allowed ones) and no claim order (that is
-// only what keeps waits free of deadlock). So its warps take static chunks
-// of 32 ops, with no claim on the shared cursor, and every lane owns one op
-// of its chunk. A window is still read by a tile of 4 lanes, 16 bytes each
-// (one 64-byte request: a lane reading its op's whole window alone makes
-// four, and the window-read bound is one on requests); the 4 owners of a
-// tile take turns: in load k the tile reads the window of its lane k's op,
-// and 4 rounds of shuffles then hand each owner the 4 slots of its own
-// window. Every branch is the lane's own (predicated), none the tile's: a
-// kernel that resolved ops tile by tile ran at 11 active threads per warp
-// (Nsight Compute, H200 2026-12-02, BENCHMARKS.md 2q). An op whose probe
-// goes on past a window stays in the loop; the others wait for it (the
-// warp's chunk ends with its longest probe).
-// Results are the general kernel's: kvcg's form or the raw columns, a
-// skipped op's code, a sentinel key's value from the side table; the group
-// counters still count each op done.
-__device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& a) {
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t tl = lane & 3, tb = lane & ~3u;  // lane in its tile, the tile's first lane
-  const uint32_t windows = uint32_t(t.windows);
-  const uint32_t warps = gridDim.x * (blockDim.x / 32);
-#pragma unroll 1
-  for (uint64_t base = uint64_t(blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * 32; base < a.n;
-       base += uint64_t(warps) * 32) {
-    const uint32_t i = uint32_t(base) + lane;
-    const bool mine = i < a.n;
-    OpInput in;
-    if (mine) in = LoadOp(a, i);
-    bool probe = mine && !in.skip && in.key < kTombKey;
-    uint8_t code = kResNotFound;
-    uint64_t rv = 0;
-    if (mine && !probe && !in.skip) {  // a sentinel key: the side table
-      const uint64_t* present = t.special + (in.key == kEmptyKey ? 0 : 2);
-      if (Ld(present) != 0) {
-        code = kResOk;
-        rv = Ld(present + 1);
-      }
-    }
-    uint32_t w = probe ? uint32_t(HomeWindow(in.hash, windows)) : 0;
-    const uint32_t step = probe ? uint32_t(ProbeStep(in.hash, windows)) : 0;
-    uint32_t probes = 0;
-#pragma unroll 1
-    while (__any_sync(kFull, probe)) {
-      const uint32_t probing = __ballot_sync(kFull, probe);
-      ulonglong2 sl[kWindowTile];
-#pragma unroll
-      for (int k = 0; k < kWindowTile; ++k) {
-        const uint32_t wk = __shfl_sync(kFull, w, int(tb) + k);
-        sl[k] = (probing >> (tb + k)) & 1
-                    ? __ldcg(reinterpret_cast<const ulonglong2*>(t.slots + uint64_t(wk) * kWindowWords) + tl)
-                    : make_ulonglong2(0, 0);
-      }
-      bool hit = false, empty = false;
-      uint64_t value = 0;
-#pragma unroll
-      for (int r = 0; r < kWindowTile; ++r) {
-        // This lane sends slot tl of the window of its tile's op (tl - r) & 3
-        // and receives slot (tl + r) & 3 of its own op's window.
-        const uint32_t d = (tl - uint32_t(r)) & 3;
-        const ulonglong2 send = d == 0 ? sl[0] : d == 1 ? sl[1] : d == 2 ? sl[2] : sl[3];
-        const int from = int(tb + ((tl + uint32_t(r)) & 3));
-        const uint64_t k = __shfl_sync(kFull, static_cast<uint64_t>(send.x), from);
-        const uint64_t v = __shfl_sync(kFull, static_cast<uint64_t>(send.y), from);
-        if (k == in.key) {
-          hit = true;
-          value = v;
-        }
-        empty = empty || k == kEmptyKey;
-      }
-      if (probe) {
-        if (hit) {
-          code = kResOk;
-          rv = value;
-          probe = false;
-        } else if (empty || ++probes >= windows) {
-          probe = false;
-        } else {
-          w = NextWindow(w, step, windows);
-        }
-      }
-    }
-    if (mine) Answer(a, i, (in.ctl >> 3) & kMaxGroups, in.skip, code, rv);
-  }
-}
 
 // Cursor claims: a warp's ops pass through a ring in shared memory. Lane 0
 // claims a chunk of the batch (8 ops per tile-claim size, at most 32) with
@@ -595,10 +488,6 @@ __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
   PublishOutputs(a);
 }
 
-__global__ void __launch_bounds__(kWindowBlockThreads, kWindowMinBlocks) WindowGetKernel(WindowTableView t, ArbView a) {
-  GetOps(t, a);
-  PublishOutputs(a);
-}
 
 // The resident kernel (resident_ring.h).
 struct WindowResidentOps {
@@ -610,7 +499,6 @@ __global__ void __launch_bounds__(kWindowBlockThreads, 1) WindowResidentKernel(R
 }
 
 int g_window_resident = 0;
-int g_get_resident = 0;  // the GET kernel's blocks that fit at once
 
 }  // namespace
 
@@ -636,21 +524,7 @@ cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, ui
   // An ARB of GETs only, on a table without access bytes (cache mode's
   // GETs write theirs, which the GET kernel leaves to the general one).
   if (arb.gets_only != 0 && table.access_mode == kAccessNone) {
-    if (g_get_resident == 0) {
-      int per_sm = 0, sms = 0;
-      cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, WindowGetKernel, kWindowBlockThreads, 0);
-      if (err == cudaSuccess) err = DeviceSmCount(&sms);
-      if (err != cudaSuccess) return err;
-      g_get_resident = per_sm * sms;
-    }
-    uint32_t blocks = (arb.n + kWindowBlockThreads - 1) / kWindowBlockThreads;
-    uint32_t cap = uint32_t(g_get_resident);
-    if (max_blocks != 0 && max_blocks < cap) cap = max_blocks;
-    if (blocks > cap) blocks = cap;
-    if (blocks == 0) blocks = 1;
-    WindowGetKernel<<<blocks, kWindowBlockThreads, 0, stream>>>(table, arb);
-    return cudaGetLastError();
+    return LaunchWindowGets(table, arb, max_blocks, stream);
   }
   // As LaunchLSlab: a small batch is spread thin (one op per tile) to keep
   // its latency near one op's; a large one gives every tile kWindowTile.

@@ -37,6 +37,11 @@ constexpr int kWindowMinBlocks = 5;
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream);
 
+// The GET kernel alone (window_get_kernel.cu), for an ARB of GETs only on
+// a table without access bytes; LaunchWindowOps calls it for such an ARB.
+cudaError_t LaunchWindowGets(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
+                             cudaStream_t stream);
+
 // The resident kernel (resident_ring.h) for the window table: `blocks`
 // blocks of kWindowBlockThreads, enqueued on `stream`.
 cudaError_t LaunchWindowResident(const ResidentParams& p, uint32_t blocks, cudaStream_t stream);
