@@ -35,4 +35,16 @@ inline cudaError_t GridStrideBlocks(uint64_t units, uint32_t units_per_block,
   return err;
 }
 
+// Blocks of `threads` threads of `kernel` resident on the device at once:
+// its occupancy per SM times the SMs (0 on an error, which is returned).
+template <typename Kernel>
+cudaError_t ResidentBlocks(Kernel kernel, int threads, int* blocks) {
+  *blocks = 0;
+  int per_sm = 0, sms = 0;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+  if (err == cudaSuccess) err = DeviceSmCount(&sms);
+  if (err == cudaSuccess) *blocks = per_sm * sms;
+  return err;
+}
+
 }  // namespace kvcg::store::gpu

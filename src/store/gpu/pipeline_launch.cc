@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "common/op_scan.h"
 #include "store/backends.h"
 #include "store/gpu/arb_layout.h"
 #include "store/gpu/gpu_store.h"
@@ -17,20 +18,11 @@
 namespace kvcg::store::gpu {
 namespace {
 
-// Whether all n types are GETs (OpType::kGet is 0): eight at a time, so a
-// batch costs its orchestrator ~n / 8 loads, not a branch per op.
-bool AllGets(const OpType* types, size_t n) {
-  static_assert(uint8_t(OpType::kGet) == 0, "a GET's type byte is 0");
-  const auto* p = reinterpret_cast<const unsigned char*>(types);
-  uint64_t any = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    any |= w;
-  }
-  for (; i < n; ++i) any |= p[i];
-  return any == 0;
+// Whether every op of `b` is a GET: its type column 64 ops at a time
+// (OpScan), stopping at the first other op.
+bool AllGets(const Batch& b) {
+  size_t first_other;
+  return !OpScan(b.types(), b.size(), 0xff & ~TypeBit(OpType::kGet)).Next(&first_other);
 }
 
 }  // namespace
@@ -87,7 +79,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     g.expire = l.expire == SIZE_MAX ? ~0ull : input + l.expire;
     g.cond = l.cond == SIZE_MAX ? ~0ull : input + l.cond;
     if (b.has_expiry()) s.has_expiry = true;
-    if (s.gets_only && (b.stores() != 0 || !AllGets(b.types(), b.size()))) s.gets_only = false;
+    if (s.gets_only && !AllGets(b)) s.gets_only = false;
     g.key_bytes = input + l.key_bytes;
     g.value_bytes = l.value_bytes == SIZE_MAX ? 0 : input + l.value_bytes;
     input += l.size;

@@ -143,7 +143,7 @@ __global__ void WindowKeyAccessKernel(WindowTableView t, uint64_t hash, uint64_t
   const uint64_t slots = t.windows * kWindowSlots;
   unsigned long long result = 0;
   if (key >= kTombKey) {
-    const uint64_t which = key == kEmptyKey ? 0 : 1;
+    const uint64_t which = SentinelEntry(key);
     if (Ld(t.special + 2 * which) != 0) result = (1ull << 32) | AccessByteOf(t, slots + which);
   } else {
     uint64_t w = HomeWindow(hash, t.windows);

@@ -45,7 +45,7 @@ __device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& 
     uint8_t code = kResNotFound;
     uint64_t rv = 0;
     if (mine && !probe && !in.skip) {  // a sentinel key: the side table
-      const uint64_t* present = t.special + (in.key == kEmptyKey ? 0 : 2);
+      const uint64_t* present = t.special + 2 * SentinelEntry(in.key);
       if (Ld(present) != 0) {
         code = kResOk;
         rv = Ld(present + 1);
@@ -112,12 +112,8 @@ int g_get_resident = 0;  // the GET kernel's blocks that fit at once
 cudaError_t LaunchWindowGets(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                              cudaStream_t stream) {
   if (g_get_resident == 0) {
-    int per_sm = 0, sms = 0;
-    cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, WindowGetKernel,
-                                                                    kWindowBlockThreads, 0);
-    if (err == cudaSuccess) err = DeviceSmCount(&sms);
+    const cudaError_t err = ResidentBlocks(WindowGetKernel, kWindowBlockThreads, &g_get_resident);
     if (err != cudaSuccess) return err;
-    g_get_resident = per_sm * sms;
   }
   // One 32-op chunk per warp while the batch is small, at most as many
   // blocks as fit at once (the warps then take further chunks in turn).

@@ -88,7 +88,7 @@ __device__ uint8_t SpecialOp(const WindowTableView& t, const ArbView& a, const L
                              uint64_t* rv) {
   const uint32_t type = op.type();
   const bool flag = op.flag();
-  const uint32_t which = op.key == kEmptyKey ? 0 : 1;
+  const uint32_t which = SentinelEntry(op.key);
   uint64_t* present = t.special + 2 * which;
   uint64_t* value = present + 1;
   uint8_t* access = t.access + t.windows * kWindowSlots + which;
@@ -257,7 +257,6 @@ __device__ uint8_t FinishOp(const WindowTableView& t, const ArbView& a, const Le
   return code;
 }
 
-
 // A tile's current op and the state of its probe (the same on every lane).
 struct TileOp {
   LeaderOp op;
@@ -326,7 +325,6 @@ __device__ __forceinline__ bool StepOp(const WindowTableView& t, const ArbView& 
   return done;
 }
 
-
 // Static claims (the resident kernel's small ARBs; StaticClaim): tile g
 // runs ops g, g + tiles, ... (at most kWindowTile), one lane holding each;
 // every tile of the warp takes one step per iteration and starts its next
@@ -366,7 +364,6 @@ __device__ __forceinline__ void StaticOps(const WindowTableView& t, const ArbVie
     if (busy && StepOp(t, a, c, tile, leader)) busy = false;
   }
 }
-
 
 // Cursor claims: a warp's ops pass through a ring in shared memory. Lane 0
 // claims a chunk of the batch (8 ops per tile-claim size, at most 32) with
@@ -488,7 +485,6 @@ __global__ void __launch_bounds__(kWindowBlockThreads, kMinBlocks)
   PublishOutputs(a);
 }
 
-
 // The resident kernel (resident_ring.h).
 struct WindowResidentOps {
   __device__ void operator()(const ResidentDesc& d) const { WindowOps<true>(d.window, d.view); }
@@ -503,28 +499,22 @@ int g_window_resident = 0;
 }  // namespace
 
 cudaError_t WindowResidentBlocks(int* blocks) {
-  *blocks = 0;
-  int per_sm = 0, sms = 0;
-  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, WindowKernel<kWindowMinBlocks>, kWindowBlockThreads, 0);
-  if (err == cudaSuccess) err = DeviceSmCount(&sms);
-  if (err != cudaSuccess) return err;
-  *blocks = per_sm * sms;
-  g_window_resident = *blocks;
-  return cudaSuccess;
+  const cudaError_t err = ResidentBlocks(WindowKernel<kWindowMinBlocks>, kWindowBlockThreads, blocks);
+  if (err == cudaSuccess) g_window_resident = *blocks;
+  return err;
 }
 
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream) {
-  int resident = g_window_resident;
-  if (resident == 0) {
-    const cudaError_t err = WindowResidentBlocks(&resident);
-    if (err != cudaSuccess) return err;
-  }
   // An ARB of GETs only, on a table without access bytes (cache mode's
   // GETs write theirs, which the GET kernel leaves to the general one).
   if (arb.gets_only != 0 && table.access_mode == kAccessNone) {
     return LaunchWindowGets(table, arb, max_blocks, stream);
+  }
+  int resident = g_window_resident;
+  if (resident == 0) {
+    const cudaError_t err = WindowResidentBlocks(&resident);
+    if (err != cudaSuccess) return err;
   }
   // As LaunchLSlab: a small batch is spread thin (one op per tile) to keep
   // its latency near one op's; a large one gives every tile kWindowTile.

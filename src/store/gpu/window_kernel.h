@@ -33,7 +33,7 @@ constexpr int kWindowMinBlocks = 5;
 // Enqueues the kernel on `stream`; `max_blocks` caps the grid (0 = as many
 // blocks as can be resident). Returns the launch error, if any. An ARB with
 // gets_only set must hold GETs only (skipped ops aside): it runs the GET
-// kernel (window_kernel.cu GetOps), on a table without access bytes.
+// kernel (LaunchWindowGets), on a table without access bytes.
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream);
 

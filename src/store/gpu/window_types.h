@@ -97,6 +97,10 @@ KVCG_HD inline Index NextWindow(Index w, Index step, Index windows) {
   return w >= windows - step ? w - (windows - step) : w + step;
 }
 
+// Which of the side table's two entries (`special`; and of the access
+// bytes after the slots') holds a sentinel key: 0 kEmptyKey, 1 kTombKey.
+KVCG_HD inline uint32_t SentinelEntry(uint64_t key) { return key == kEmptyKey ? 0 : 1; }
+
 // The smallest prime >= n (n >= 2): a table's window count.
 inline uint64_t NextPrime(uint64_t n) {
   if (n <= 2) return 2;
