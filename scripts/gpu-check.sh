@@ -180,7 +180,9 @@ for lay in ("fixed8", "general"):
              if "bound_cursor_claims_gops" in k else ""))
     for w in k.get("window_tables", []):
         print(f"    window table load {w['load']}: {w['bytes_per_key']} B/key, a hit reads "
-              f"{w['mean_probe_windows_hit']} windows, bound {w['bound_random_window64_gps']} G window reads/s")
+              f"{w['mean_probe_windows_hit']} windows, bound {w['bound_random_window64_gps']} G window reads/s"
+              + (f" ({w['bound_random_window64_batch_gps']} in one-batch launches)"
+                 if "bound_random_window64_batch_gps" in w else ""))
     for m in k["mixes"]:
         table = f"window {m['load']:.2f}" if m.get("table") == "window" else "lslab"
         print(f"    {table:<16} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")

@@ -43,7 +43,8 @@ struct Args {
   double warmup = 0.5;        // e2e: unmeasured seconds before each cell
   int threads = 8;            // e2e: submitter threads (also the prefill's)
   int depth = 2;              // e2e: batches in flight per submitter thread
-  int batch = 65536;          // e2e: ops per submitted batch
+  int batch = 65536;          // e2e: ops per submitted batch; kernel fixed8: ops per batch
+  bool batch_given = false;   // --batch was passed (kernel fixed8's default: the store's)
   std::string layout = "both";  // e2e, latency: fixed8 | general | both
   bool layout_given = false;    // --layout was passed (kernel mode's default is fixed8)
   bool cpu = true;            // e2e, latency: also run the CPU backend

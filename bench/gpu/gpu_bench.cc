@@ -28,7 +28,8 @@
 //   --threads T          e2e: submitter threads, also the prefill's (default 8;
 //                        expiry, kernel --layout general: the prefill's)
 //   --depth D            e2e: batches in flight per thread (default 2)
-//   --batch N            e2e: ops per batch (default 65536)
+//   --batch N            e2e: ops per batch (default 65536); kernel --layout
+//                        fixed8: ops per batch (default the store's, 540,672)
 //   --seconds S          e2e: measured seconds per cell (default 3)
 //   --warmup S           e2e: unmeasured seconds before each cell (default 0.5)
 //   --consume completion|submitter   e2e: where results are consumed
@@ -76,7 +77,10 @@ int main(int argc, char** argv) {
       else if (f == "--warmup") args.warmup = std::stod(v);
       else if (f == "--threads") args.threads = std::stoi(v);
       else if (f == "--depth") args.depth = std::stoi(v);
-      else if (f == "--batch") args.batch = std::stoi(v);
+      else if (f == "--batch") {
+        args.batch = std::stoi(v);
+        args.batch_given = true;
+      }
       else if (f == "--pregenerated") args.pregenerated = std::stoi(v);
       else if (f == "--mix") {
         if (v != "get95_put5" && v != "get100" && v != "get50_put50") {

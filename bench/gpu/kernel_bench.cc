@@ -259,7 +259,9 @@ int RunKernelFixed8(const Args& args) {
   g::GpuStore* gs = nullptr;
   auto store = OpenKernelStore(Layout::kFixed8, 1, &gs);
   // At most the key space, so that a batch's keys can be distinct.
-  const uint32_t batch = uint32_t(std::min<uint64_t>(gs->max_batch_ops(), keys));
+  // --batch overrides the store's batch (a sweep of the batch size).
+  const uint64_t want = args.batch_given ? uint64_t(args.batch) : gs->max_batch_ops();
+  const uint32_t batch = uint32_t(std::min<uint64_t>(want, keys));
   KernelRig rig;
   rig.Init();
   cudaStream_t s = rig.s;
@@ -268,7 +270,7 @@ int RunKernelFixed8(const Args& args) {
   // and at 0.5.
   std::vector<WindowBench> windows;
   for (const double load : {g::kMaxWindowLoad, 0.7, 0.5}) {
-    windows.push_back(PrefillWindowTable(keys, log2, load, rig));
+    windows.push_back(PrefillWindowTable(keys, log2, load, batch, rig));
   }
   // Random 8-byte reads on the first table's windows (DESIGN.md section 5).
   const g::WindowTableView& v0 = windows[0].table->view();

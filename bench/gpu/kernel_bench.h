@@ -107,14 +107,17 @@ TableBytes TableDeviceBytes(store::gpu::GpuStore& gs);
 
 // Window tables (kernel_window_bench.cc): one sized for the keys at `load`,
 // prefilled with BenchKey(0 .. keys) (checked), and its random 64-byte
-// window-read bound.
+// window-read bounds: in launches of ~17 M reads (window64_gps), and in
+// launches of one batch's `batch` reads (window64_batch_gps: what a launch
+// per batch costs the reads alone).
 struct WindowBench {
   std::unique_ptr<store::gpu::WindowTable> table;
-  double load = 0, fill_s = 0, window64_gps = 0;
+  double load = 0, fill_s = 0, window64_gps = 0, window64_batch_gps = 0;
   double mean_probe_windows = 0;  // windows a hit reads, on average
   uint64_t max_probe_windows = 0;
 };
-WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, KernelRig& rig);
+WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, uint32_t batch,
+                               KernelRig& rig);
 // A bound on the window kernel's rate from its claims alone: ops per
 // second when the kernel's resident blocks only claim a batch of `batch`
 // ops from one cursor, 32 at a time (the ring's claim).

@@ -14,6 +14,7 @@
 #include <functional>
 #include <random>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -239,8 +240,9 @@ TEST(WindowTable, ResultsInKvcgFormWithSkippedOps) {
 // The GET kernel (a batch of GETs only) against the general kernel on the
 // same batch and against the model: repeated keys, misses, tombstones on
 // the probe paths, both sentinel values (one stored, one not), skipped ops,
-// both result forms, and every key in one home window (probes that go on
-// past it, one window at a time).
+// both result forms, a grid of one block per 64 ops and one of 2 blocks
+// (whose warps take chunk after chunk), and every key in one home window
+// (probes that go on past it, one window at a time).
 void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint64_t windows,
                             uint64_t keys) {
   WindowTable t(windows, 0);
@@ -268,15 +270,18 @@ void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint6
     gets.push_back({kOpGet, key});
     skip.push_back(i % 37 == 5 ? 3 : 0);
   }
-  for (const bool kvcg_form : {false, true}) {
+  for (const auto& [kvcg_form, max_blocks] :
+       std::vector<std::pair<bool, uint32_t>>{{false, 0}, {true, 0}, {false, 2}, {true, 2}}) {
     const auto* sk = kvcg_form ? &skip : nullptr;
+    rig.SetMaxBlocks(max_blocks);
     const auto fast = rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, true);
     const auto general = rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, false);
     const uint8_t ok = 0, missing = kvcg_form ? 1 : kResNotFound;
     for (size_t i = 0; i < gets.size(); ++i) {
       auto it = model.find(gets[i].key);
       const uint8_t want = kvcg_form && skip[i] != 0 ? skip[i] : it != model.end() ? ok : missing;
-      ASSERT_EQ(fast[i].code, want) << "op " << i << " key " << gets[i].key << " form " << kvcg_form;
+      ASSERT_EQ(fast[i].code, want) << "op " << i << " key " << gets[i].key << " form " << kvcg_form
+                                    << " max_blocks " << max_blocks;
       ASSERT_EQ(general[i].code, want) << "op " << i << " key " << gets[i].key;
       if (want == ok) {
         ASSERT_EQ(fast[i].value, it->second) << "op " << i << " key " << gets[i].key;

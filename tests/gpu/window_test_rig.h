@@ -68,6 +68,9 @@ class Rig {
     generation_ = generation;
   }
   uint32_t access_mode() const { return access_mode_; }
+  // The grid cap of later launches (LaunchWindowOps' max_blocks; 0 until
+  // set: none).
+  void SetMaxBlocks(uint32_t max_blocks) { max_blocks_ = max_blocks; }
   uint32_t generation() const { return generation_; }
   // `t`'s view with them.
   WindowTableView ViewOf(const WindowTable& t) const {
@@ -141,7 +144,7 @@ class Rig {
       a.res_code = res_code_;
       a.res_value = res_value_;
     }
-    EXPECT_EQ(LaunchWindowOps(ViewOf(t), a, 0, s_), cudaSuccess);
+    EXPECT_EQ(LaunchWindowOps(ViewOf(t), a, max_blocks_, s_), cudaSuccess);
     EXPECT_EQ(cudaStreamSynchronize(s_), cudaSuccess);
     std::vector<uint8_t> codes(n);
     std::vector<uint64_t> values(n);
@@ -160,7 +163,7 @@ class Rig {
 
  private:
   uint32_t cap_;
-  uint32_t access_mode_ = kAccessNone, generation_ = 0;
+  uint32_t access_mode_ = kAccessNone, generation_ = 0, max_blocks_ = 0;
   cudaStream_t s_ = nullptr;
   uint64_t *hash_ = nullptr, *key_ = nullptr, *ctl_ = nullptr, *value_ = nullptr,
            *expected_ = nullptr, *res_value_ = nullptr, *out_values_ = nullptr;

@@ -3,7 +3,6 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/arb_ops.cuh"
-#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/window_kernel.h"
 #include "store/gpu/window_ops.cuh"
@@ -98,31 +97,35 @@ __device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& 
   }
 }
 
-// 48 registers, no spills (bounded for 6 blocks per SM it spills 20 bytes).
-__global__ void __launch_bounds__(kWindowBlockThreads, kWindowMinBlocks)
+// Blocks of 2 warps, one block per 64 ops of the batch, launched all at
+// once rather than as many as fit (each warp then taking chunk after
+// chunk): the block scheduler starts a new block wherever one ends, so a
+// warp whose chunk had a long probe holds up only its own 32 ops. 20 blocks
+// per SM keep the occupancy of 256-thread blocks (0.62 at 48 registers, no
+// spills). H200 2026-12-02, get100 on 540,672-op batches (BENCHMARKS.md
+// 2r): 13.6 / 16.8 / 20.1 G ops/s at load 0.8 / 0.7 / 0.5 with 256-thread
+// blocks capped at those that fit, 14.4 / 16.9 / 20.8 so. A lane taking
+// the warp's next op when its own is answered (a per-warp queue, the next
+// ops loaded ahead) needed 56 registers, and was slower at every batch
+// size but this one.
+constexpr int kGetBlockThreads = 64, kGetMinBlocks = 20;
+
+__global__ void __launch_bounds__(kGetBlockThreads, kGetMinBlocks)
     WindowGetKernel(WindowTableView t, ArbView a) {
   GetOps(t, a);
   PublishOutputs(a);
 }
 
-int g_get_resident = 0;  // the GET kernel's blocks that fit at once
-
 }  // namespace
 
 cudaError_t LaunchWindowGets(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                              cudaStream_t stream) {
-  if (g_get_resident == 0) {
-    const cudaError_t err = ResidentBlocks(WindowGetKernel, kWindowBlockThreads, &g_get_resident);
-    if (err != cudaSuccess) return err;
-  }
-  // One 32-op chunk per warp while the batch is small, at most as many
-  // blocks as fit at once (the warps then take further chunks in turn).
-  uint32_t blocks = (arb.n + kWindowBlockThreads - 1) / kWindowBlockThreads;
-  uint32_t cap = uint32_t(g_get_resident);
-  if (max_blocks != 0 && max_blocks < cap) cap = max_blocks;
-  if (blocks > cap) blocks = cap;
+  // One 32-op chunk per warp; with max_blocks the warps take further
+  // chunks in turn.
+  uint32_t blocks = (arb.n + kGetBlockThreads - 1) / kGetBlockThreads;
+  if (max_blocks != 0 && blocks > max_blocks) blocks = max_blocks;
   if (blocks == 0) blocks = 1;
-  WindowGetKernel<<<blocks, kWindowBlockThreads, 0, stream>>>(table, arb);
+  WindowGetKernel<<<blocks, kGetBlockThreads, 0, stream>>>(table, arb);
   return cudaGetLastError();
 }
 

@@ -39,6 +39,8 @@ cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, ui
 
 // The GET kernel alone (window_get_kernel.cu), for an ARB of GETs only on
 // a table without access bytes; LaunchWindowOps calls it for such an ARB.
+// Its grid is one 64-thread block per 64 ops; `max_blocks` (0: no cap)
+// caps it, and the warps then take further 32-op chunks in turn.
 cudaError_t LaunchWindowGets(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                              cudaStream_t stream);
 
