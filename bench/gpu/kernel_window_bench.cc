@@ -176,10 +176,15 @@ void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<Device
   for (int b = 0; b < nb; ++b) {
     CheckCodes(arbs[b], batch, what.c_str(), g::kResOk, g::kResOk | g::kResStored);
   }
-  int resident = 0;
-  KVCG_CK(g::WindowResidentBlocks(&resident));
-  const double occupancy =
-      double(resident) * g::kWindowBlockThreads / (double(sms) * max_threads_sm);
+  // The occupancy of the kernel the mix ran: the GET kernel's for get100.
+  int resident_threads = 0;
+  if (mix.put_per_mille == 0) {
+    KVCG_CK(g::WindowGetResidentThreads(&resident_threads));
+  } else {
+    KVCG_CK(g::WindowResidentBlocks(&resident_threads));
+    resident_threads *= g::kWindowBlockThreads;
+  }
+  const double occupancy = double(resident_threads) / (double(sms) * max_threads_sm);
   std::fprintf(stderr,
                "kernel window load %.2f %-12s: %.3f G ops/s (occupancy %.2f, %.0f%% of "
                "window64, %.0f%% of window64_batch)\n",

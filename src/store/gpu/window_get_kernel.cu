@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "store/gpu/arb_ops.cuh"
+#include "store/gpu/grid_size.h"
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/window_kernel.h"
 #include "store/gpu/window_ops.cuh"
@@ -127,6 +128,13 @@ cudaError_t LaunchWindowGets(const WindowTableView& table, const ArbView& arb, u
   if (blocks == 0) blocks = 1;
   WindowGetKernel<<<blocks, kGetBlockThreads, 0, stream>>>(table, arb);
   return cudaGetLastError();
+}
+
+cudaError_t WindowGetResidentThreads(int* threads) {
+  int blocks = 0;
+  const cudaError_t err = ResidentBlocks(WindowGetKernel, kGetBlockThreads, &blocks);
+  *threads = blocks * kGetBlockThreads;
+  return err;
 }
 
 }  // namespace kvcg::store::gpu

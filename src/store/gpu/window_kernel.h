@@ -50,5 +50,8 @@ cudaError_t LaunchWindowResident(const ResidentParams& p, uint32_t blocks, cudaS
 
 // Blocks of kWindowBlockThreads that fit on the device at once.
 cudaError_t WindowResidentBlocks(int* blocks);
+// Threads of the GET kernel that fit on the device at once (its occupancy,
+// times the device's threads).
+cudaError_t WindowGetResidentThreads(int* threads);
 
 }  // namespace kvcg::store::gpu
