@@ -130,6 +130,10 @@ if [[ " $STAGES " == *" bench "* ]]; then
   }
   # (a) The L-Slab kernel alone on device-resident fixed8 batches.
   want kernel && run_bench kernel_fixed8 kernel --keys-log2 "$KEYS_LOG2"
+  # The same with 16 times the store's batch (8,650,752 ops): what the
+  # kernels do once a launch per batch costs little (BENCHMARKS.md 2r).
+  want kernel && [ "$KEYS_LOG2" -ge 26 ] &&
+    run_bench kernel_fixed8_batch8650752 kernel --keys-log2 "$KEYS_LOG2" --batch 8650752
   # The same on general-layout batches (16-byte keys, 64-byte values; the
   # keys prefilled through the Store API).
   want kernel && run_bench kernel_general kernel --layout general --keys-log2 24
@@ -169,7 +173,7 @@ def load(n):
         return json.load(open(os.path.join(out, n + ".json")))
     except Exception as e:
         return None
-for lay in ("fixed8", "general"):
+for lay in ("fixed8", "fixed8_batch8650752", "general"):
     k = load("kernel_" + lay)
     if not k:
         continue
