@@ -153,9 +153,10 @@ constexpr uint8_t kLfuInitCounter = 5;  // Redis's LFU_INIT_VAL
 struct ArbView {
   uint32_t n;
   uint32_t ops_per_warp;    // ops each tile claims at a time; set by LaunchLSlab
-  // fixed8, launched ARBs: every op is a GET (the caller knows from its
-  // type columns); LaunchWindowOps then runs the window table's GET kernel
-  // (window_get_kernel.cu). 0: not known to be, the general kernel.
+  // fixed8, launched ARBs: every op is a GET or runs as a skipped one (the
+  // caller knows from its type columns: no op writes); LaunchWindowOps then
+  // runs the window table's GET kernel (window_get_kernel.cu). 0: not known
+  // to be, the general kernel.
   uint32_t gets_only;
   uint32_t* cursor;         // next op to claim (starts at 0); null: static claims
                             // (arb_ops.cuh StaticClaim), for the resident kernel only

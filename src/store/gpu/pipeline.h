@@ -288,7 +288,7 @@ class Pipeline {
     uint32_t put_count = 0, write_count = 0;
     size_t out_writes = 0, out_hdr = 0;  // offsets in arb->out (the rest: Delivery)
     bool has_expiry = false;    // a batch of the ARB carries expiry columns
-    bool gets_only = false;     // fixed8: every op of the ARB is a GET (ArbView::gets_only)
+    bool gets_only = false;     // fixed8: no op of the ARB writes (ArbView::gets_only)
     uint64_t storing = 0, reserved = 0;
     uint64_t grow = 0;  // bytes the ARB's writes may add at most (eviction)
     bool mem_sampled = false;  // the header holds the charged bytes after the ARB (kHdrMemSample)

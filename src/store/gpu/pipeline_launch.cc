@@ -18,11 +18,13 @@
 namespace kvcg::store::gpu {
 namespace {
 
-// Whether every op of `b` is a GET: its type column 64 ops at a time
-// (OpScan), stopping at the first other op.
-bool AllGets(const Batch& b) {
-  size_t first_other;
-  return !OpScan(b.types(), b.size(), 0xff & ~TypeBit(OpType::kGet)).Next(&first_other);
+// Whether no op of `b` writes: its type column 64 ops at a time (OpScan),
+// stopping at the first writer. The others are GETs, or ops the prepare
+// kernel turns into skipped GETs (a kNoop the engine answered, a type byte
+// that fails the input check), which the GET kernel answers as such.
+bool WritesNothing(const Batch& b) {
+  size_t first_writer;
+  return !OpScan(b.types(), b.size(), kWritingTypes).Next(&first_writer);
 }
 
 }  // namespace
@@ -79,7 +81,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     g.expire = l.expire == SIZE_MAX ? ~0ull : input + l.expire;
     g.cond = l.cond == SIZE_MAX ? ~0ull : input + l.cond;
     if (b.has_expiry()) s.has_expiry = true;
-    if (s.gets_only && !AllGets(b)) s.gets_only = false;
+    if (s.gets_only && !WritesNothing(b)) s.gets_only = false;
     g.key_bytes = input + l.key_bytes;
     g.value_bytes = l.value_bytes == SIZE_MAX ? 0 : input + l.value_bytes;
     input += l.size;
