@@ -73,7 +73,7 @@ __device__ void ProcessOp(const TableView& t, const ArbView& a, const Op& op,
   const bool leader = tile.lane == 0;
   const uint32_t type = uint32_t(op.ctl & 3);
   const bool flag = (op.ctl >> 2) & 1;  // CAS: expect_absent; DELETE: it is an EXPIRE
-  const uint32_t group = uint32_t(op.ctl >> 3) & kMaxGroups;
+  const uint32_t group = CtlGroup(op.ctl);
   const uint32_t need = uint32_t(op.ctl >> 32);
 
   uint8_t code = kResNotFound;
@@ -516,7 +516,7 @@ __device__ __forceinline__ void LSlabOps(const TableView& t, const ArbView& a) {
       if (tile.lane == 0) {
         const uint32_t idx = base + leader * stride;
         const bool copied = ValueCopyOut(a, idx, copy, rlen);
-        GroupDone(a, uint32_t(op.ctl >> 3) & kMaxGroups, code);
+        GroupDone(a, CtlGroup(op.ctl), code);
         if (a.out_codes != nullptr) {
           WriteOutputs<true>(a, idx, skip, code, rv, rlen, rr, exp, copied);
         } else {

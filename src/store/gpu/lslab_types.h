@@ -110,6 +110,8 @@ constexpr uint64_t MakeCtl(uint32_t type, bool expect_absent, uint32_t group, ui
          (uint64_t(need) << 32);
 }
 constexpr uint32_t kMaxGroups = (1u << 29) - 1;
+// The group field of a ctl word (0: the only op on its key).
+constexpr uint32_t CtlGroup(uint64_t ctl) { return uint32_t(ctl >> 3) & kMaxGroups; }
 
 // Result code byte: low 7 bits the outcome, bit 7 = the op's new value was
 // installed (PUT, or a CAS whose condition held).

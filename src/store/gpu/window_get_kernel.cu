@@ -94,7 +94,7 @@ __device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& 
         }
       }
     }
-    if (mine) Answer(a, i, (in.ctl >> 3) & kMaxGroups, in.skip, code, rv);
+    if (mine) Answer(a, i, CtlGroup(in.ctl), in.skip, code, rv);
   }
 }
 

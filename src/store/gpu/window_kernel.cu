@@ -279,7 +279,7 @@ __device__ __forceinline__ void StartOp(const ArbView& a, TileOp& c, uint64_t ke
   c.p.probes = 0;
   c.p.free_slot = -1;
   c.skip = skip;
-  c.phase = (ctl >> 3) & kMaxGroups ? kWaitPhase : kProbePhase;
+  c.phase = CtlGroup(ctl) != 0 ? kWaitPhase : kProbePhase;
   // A writer's value is read after its probe: start its way to L1 now,
   // without a register held through the probe.
   if (leader && (c.op.type() == kOpPut || c.op.type() == kOpCas)) PrefetchL1(a.value + idx);
@@ -290,7 +290,7 @@ __device__ __forceinline__ void StartOp(const ArbView& a, TileOp& c, uint64_t ke
 // the op is done.
 __device__ __forceinline__ bool StepOp(const WindowTableView& t, const ArbView& a, TileOp& c,
                                        const WTile& tile, bool leader) {
-  const uint32_t group = (c.op.ctl >> 3) & kMaxGroups;
+  const uint32_t group = CtlGroup(c.op.ctl);
   bool done = false;
   uint8_t code = kResNotFound;
   Hit h;
