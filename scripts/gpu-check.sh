@@ -189,7 +189,11 @@ for lay in ("fixed8", "fixed8_batch8650752", "general"):
                  if "bound_random_window64_batch_gps" in w else ""))
     for m in k["mixes"]:
         table = f"window {m['load']:.2f}" if m.get("table") == "window" else "lslab"
-        print(f"    {table:<16} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: {m['gops']:7.3f} G ops/s")
+        streams = f" on {m['streams']} streams" if m.get("streams", 1) > 1 else ""
+        share = (f" ({m['share_of_window64_bound']:.0%} of window64, {m['share_of_hit_bound']:.0%} of "
+                 f"window64 / windows a hit)" if m.get("mix") == "get100" and "share_of_hit_bound" in m else "")
+        print(f"    {table:<16} {m['mix']:<12} min_blocks {m['min_blocks_per_sm']} tile {m['tile']:2}: "
+              f"{m['gops']:7.3f} G ops/s{streams}{share}")
 for name in ("e2e", "e2e_pregenerated", "e2e_batch512"):
     e = load(name)
     if not e:

@@ -125,9 +125,11 @@ double MeasureClaimBound(uint32_t batch, KernelRig& rig);
 // The "window_tables" header field of the fixed8 document.
 void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys);
 // As RunVariants, on a window table (one kernel variant); rows carry
-// "table": "window" and the load.
+// "table": "window" and the load. The batches are launched over `streams`
+// streams in turn (more than one only for batches of GETs only, which the
+// pipeline runs beside each other).
 void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,
-                  uint32_t batch, const Mix& mix, bool* first_row);
+                  uint32_t batch, const Mix& mix, int streams, bool* first_row);
 
 // The two layouts' benchmarks (each prints one JSON document).
 int RunKernelFixed8(const Args& args);

@@ -261,6 +261,73 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
 }
 
 // General CAS compares the whole value, byte for byte, against host memory.
+// ARBs of GETs only run their table kernels beside each other, after the
+// newest writing ARB, and the next writing ARB after all of them
+// (Pipeline::WaitForTableKernels). Threads submit without waiting: a batch
+// that PUTs round r into each of the thread's keys, then batches that GET
+// them (every op must see round r: a read run before the write sees r - 1,
+// one run after the next write sees r + 1), as ARBs of their own (batches
+// of gpu_max_batch_ops ops) that the pipeline gathers alone or with other
+// threads' reads.
+TEST(GpuStore, AllGetArbsBetweenWritesSeeTheirRound) {
+  SKIP_WITHOUT_GPU();
+  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
+    SCOPED_TRACE(LayoutName(layout));
+    constexpr int kThreads = 3, kRounds = 40, kReadsPerRound = 3, kOps = 4096;
+    Config c = GpuConfig(layout);
+    c.gpu_max_batch_ops = 2 * kOps;  // one writing batch, or two reading ones, an ARB
+    auto store = OpenOrDie(c);
+    ASSERT_TRUE(store);
+    std::atomic<int> errors{0}, checked{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::mutex mu;
+        std::condition_variable cv;
+        int outstanding = 0;
+        auto submit = [&](Batch&& batch, int round) {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            ++outstanding;
+          }
+          store->Submit(std::move(batch), [&, round](Results&& view) {
+            const std::vector<OpResult> got = view.ToOwned();
+            for (size_t i = 0; i < got.size() && round >= 0; ++i) {  // (writes: previous values)
+              const OpResult& r = got[i];
+              if (r.code != Code::kOk ||
+                  r.value != gpu_test::Bytes8(uint64_t(t) << 40 | uint64_t(round) << 20 | i)) {
+                errors.fetch_add(1);
+              }
+              checked.fetch_add(1);
+            }
+            std::lock_guard<std::mutex> lock(mu);
+            --outstanding;
+            cv.notify_all();
+          });
+        };
+        for (int round = 0; round < kRounds; ++round) {
+          Batch put;
+          for (int i = 0; i < kOps; ++i) {
+            put.Put(gpu_test::Bytes8(uint64_t(t) << 32 | uint64_t(i)),
+                    gpu_test::Bytes8(uint64_t(t) << 40 | uint64_t(round) << 20 | uint64_t(i)));
+          }
+          submit(std::move(put), -1);
+          for (int k = 0; k < kReadsPerRound; ++k) {
+            Batch get;
+            for (int i = 0; i < kOps; ++i) get.Get(gpu_test::Bytes8(uint64_t(t) << 32 | uint64_t(i)));
+            submit(std::move(get), round);
+          }
+        }
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return outstanding == 0; });
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(checked.load(), kThreads * kRounds * kReadsPerRound * kOps);
+  }
+}
+
 TEST(GpuStore, GeneralCasComparesEveryByte) {
   SKIP_WITHOUT_GPU();
   auto store = OpenOrDie(GpuConfig(Layout::kGeneral));

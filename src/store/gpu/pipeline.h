@@ -289,6 +289,9 @@ class Pipeline {
     size_t out_writes = 0, out_hdr = 0;  // offsets in arb->out (the rest: Delivery)
     bool has_expiry = false;    // a batch of the ARB carries expiry columns
     bool gets_only = false;     // fixed8: no op of the ARB writes (ArbView::gets_only)
+    // Its table kernel was launched (and `lslab_done` recorded after it);
+    // that kernel writes nothing in the table (WaitForTableKernels).
+    bool table_kernel = false, reads_table_only = false;
     uint64_t storing = 0, reserved = 0;
     uint64_t grow = 0;  // bytes the ARB's writes may add at most (eviction)
     bool mem_sampled = false;  // the header holds the charged bytes after the ARB (kHdrMemSample)
@@ -326,6 +329,9 @@ class Pipeline {
   // compute-sanitizer; the direct launches measured no slower end to end
   // (docs/BENCHMARKS.md 3c).
   cudaError_t LaunchLargePrepare(Slot& s, const ArbDev& a, uint32_t cap, ArbDev* dev);
+  // Makes `st` wait for the table kernels in flight that an ARB's must
+  // follow (pipeline_launch.cc).
+  cudaError_t WaitForTableKernels(bool reads_table_only, cudaStream_t st);
   // cub's scratch bytes for a large prepare of `cap` ops (cached per cap).
   cudaError_t LargeTempBytes(uint32_t cap, size_t* bytes);
   // The resident kernel (resident_ring.h, pipeline_resident.cc).
@@ -467,7 +473,6 @@ class Pipeline {
   Slot slots_[kSlots];
   std::vector<std::pair<uint32_t, size_t>> large_temp_;  // LargeTempBytes' cache
   std::deque<Slot*> inflight_;
-  cudaEvent_t last_lslab_ = nullptr;  // the newest launched ARB's L-Slab kernel
 
   // The resident kernel: blocks (0 = off), stream, ring memory; whether a
   // launch may be taking ARBs, its generation, the newest seq posted, polls

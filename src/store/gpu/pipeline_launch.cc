@@ -32,6 +32,7 @@ bool WritesNothing(const Batch& b) {
 void Pipeline::Launch(Slot& s, bool exclusive) {
   s.launched_ok = false;
   s.resident = false;
+  s.table_kernel = s.reads_table_only = false;
   s.value_slots = false;  // (Issue decides; a swapped-in Delivery may say otherwise)
   s.finished = s.done;  // a valid event on every path (Issue may stop before recording)
   s.arb = nullptr;
@@ -426,19 +427,18 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     t0 = NowNs();
     prof_.prepare += t0 - t1;
   }
-  // Same-key order across ARBs: this L-Slab kernel after the previous one.
-  // (Nothing in flight: the previous ARB completed, its kernel with it, and
-  // the wait would only cost a call.)
-  if (err == cudaSuccess && last_lslab_ != nullptr && !inflight_.empty()) {
-    err = cudaStreamWaitEvent(st, last_lslab_, 0);
-  }
+  // Same-key order across ARBs: this table kernel after those it must
+  // follow (WaitForTableKernels). Nothing in flight: nothing to wait for.
+  s.reads_table_only = !general_ && s.gets_only &&
+                       store_->window_view().access_mode == kAccessNone;
+  if (err == cudaSuccess) err = WaitForTableKernels(s.reads_table_only, st);
   if (err == cudaSuccess && timed) err = cudaEventRecord(s.t_table, st);
   if (err == cudaSuccess) {
     err = general_ ? LaunchLSlab(store_->table(), v, 0, st)
                    : LaunchWindowOps(store_->window_view(), v, 0, st);
   }
   if (err == cudaSuccess) err = cudaEventRecord(s.lslab_done, st);
-  if (err == cudaSuccess) last_lslab_ = s.lslab_done;
+  s.table_kernel = err == cudaSuccess;
   stream_arbs_.fetch_add(1, std::memory_order_relaxed);
   // Cache mode: the charged bytes once this ARB ran, returned with its
   // results, so that the pipeline's bound on memory tightens at every
@@ -460,6 +460,35 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   s.finished = table_last ? s.lslab_done : s.done;
   if (err == cudaSuccess && !table_last) err = cudaEventRecord(s.done, st);
   return err;
+}
+
+// Which table kernels in flight a new ARB's must wait for. Same-key order
+// across ARBs only orders an op after an earlier ARB's op on its key when
+// one of the two writes; two reads of a key may run in either order, or at
+// once. An ARB that only reads the table (fixed8 GETs on a table without
+// access bytes: the GET kernel, window_kernel.h, which writes nothing in
+// the table) therefore waits only for the newest writing ARB's kernel, and
+// runs beside the reading ones launched since (on its own stream: with
+// 540 K-op ARBs one kernel's tail and the next one's start then overlap).
+// A writing ARB waits for that writer and for every reading ARB after it;
+// the writer had waited for everything before it, so by transitivity each
+// write follows every earlier op of the ARBs in flight, and each read every
+// earlier write. inflight_ holds the ARBs launched before this one, oldest
+// first; one whose table kernel was never launched (Issue stopped early, or
+// it went to the resident kernel, which never runs beside stream ARBs,
+// pipeline_resident.cc) is passed over. Drains, sweeps and table rebuilds
+// complete what is in flight first.
+cudaError_t Pipeline::WaitForTableKernels(bool reads_table_only, cudaStream_t st) {
+  for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
+    const Slot& p = **it;
+    if (!p.table_kernel) continue;  // none launched (resident, or Issue stopped early)
+    if (!p.reads_table_only || !reads_table_only) {
+      const cudaError_t err = cudaStreamWaitEvent(st, p.lslab_done, 0);
+      if (err != cudaSuccess) return err;
+    }
+    if (!p.reads_table_only) break;  // the newest writer: it followed all before it
+  }
+  return cudaSuccess;
 }
 
 cudaError_t Pipeline::LargeTempBytes(uint32_t cap, size_t* bytes) {
