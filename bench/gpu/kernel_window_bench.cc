@@ -139,8 +139,10 @@ void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys) {
   std::printf("  \"window_bound_note\": \"a window-table GET reads one 64-byte window in the "
               "common case: window64 is its bound, share_of_bound = ops / window64 reads; "
               "window64_batch: the same reads in launches of one batch's reads each (the launch "
-              "and its ramp, which every batch pays, included); "
-              "dram_gbps_est = ops x 64 bytes\",\n");
+              "and its ramp, which every batch pays, included); share_of_hit_bound = ops / "
+              "(window64 / mean_probe_windows_hit), the layout's GET bound at that load; "
+              "streams: the batches launched over that many streams in turn (GETs only, as the "
+              "pipeline runs consecutive ARBs of GETs only); dram_gbps_est = ops x 64 bytes\",\n");
 }
 
 void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,

@@ -23,8 +23,9 @@
 //     at completion) — made here only for a batch whose submitter could not;
 //   * one slab reservation for the ARB (slab_pool.h);
 //   * on the slot's stream: copies in, ArbPrepare (check, hash, same-key
-//     numbering on the GPU), the L-Slab kernel (after the previous ARB's
-//     L-Slab kernel: stream event; it writes the results), one copy out into the
+//     numbering on the GPU), the table kernel (after the kernels in flight
+//     it must follow: stream events, WaitForTableKernels; an ARB of GETs
+//     only runs beside the reading ones before it; it writes the results), one copy out into the
 //     ARB's page-locked output buffer (result_epochs.h). A small ARB makes
 //     neither copy call: its prepare kernel reads the staging buffer and its
 //     table kernel's last block writes the output buffer (mapped memory) —
@@ -277,7 +278,7 @@ class Pipeline {
     cudaEvent_t finished = nullptr;  // the ARB's last event: `done`, or `lslab_done` when
                                      // the table kernel's own copy was its last work
     // When profiling, timing events: the ARB's stream work begins, its
-    // table kernel begins (after the previous ARB's); `lslab_done` and
+    // table kernel begins (after those it waits for); `lslab_done` and
     // `done` then time too.
     cudaEvent_t t_begin = nullptr, t_table = nullptr;
     char* stage = nullptr;  // page-locked staging (input blocks + aux)
@@ -574,8 +575,8 @@ class Pipeline {
     uint64_t handed = 0, hand = 0;  // ARBs queued for the delivery thread, time spent queuing
     uint64_t offloaded = 0;         // the delivery thread's deliver time (its own counter)
     // Per ARB on the device (µs, from timing events): stream work begun ->
-    // table kernel begun (copy in, prepare, waiting for the previous ARB's
-    // kernel), -> table kernel done, -> results copied out.
+    // table kernel begun (copy in, prepare, waiting for the earlier ARBs'
+    // kernels it follows), -> table kernel done, -> results copied out.
     double dev_before = 0, dev_table = 0, dev_out = 0;
     uint64_t dev_arbs = 0;
     // Per batch on the host (ns): Enqueue -> taken into an ARB, Enqueue ->
