@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -260,74 +261,86 @@ TEST(GpuStore, PipelinedSubmitsOnHotKeysKeepSubmitterOrder) {
   }
 }
 
-// General CAS compares the whole value, byte for byte, against host memory.
 // ARBs of GETs only run their table kernels beside each other, after the
 // newest writing ARB, and the next writing ARB after all of them
-// (Pipeline::WaitForTableKernels). Threads submit without waiting: a batch
-// that PUTs round r into each of the thread's keys, then batches that GET
-// them (every op must see round r: a read run before the write sees r - 1,
-// one run after the next write sees r + 1), as ARBs of their own (batches
-// of gpu_max_batch_ops ops) that the pipeline gathers alone or with other
-// threads' reads.
+// (Pipeline::WaitForTableKernels; fixed8, the layout whose GET ARBs take
+// the GET kernel). Each thread submits without waiting, round after round,
+// on its own N keys (ARBs of at most N ops, so no two of these batches
+// share one, and S > kResidentMaxOps, so none goes to the resident kernel):
+//   big PUT (all N keys := v(r)), small GET of the last S keys, big GET of
+//   all N, small PUT (the last S := w(r)), small GET of the last S.
+// A small GET that ran beside the big PUT before it would see round r - 1;
+// a small PUT that ran beside the big GET before it would show w(r) to the
+// big GET's last ops (its last blocks run last). Each kernel on N ops
+// lasts longer than the next ARB's copy and prepare, so a wrong wait shows.
 TEST(GpuStore, AllGetArbsBetweenWritesSeeTheirRound) {
   SKIP_WITHOUT_GPU();
-  for (Layout layout : {Layout::kFixed8, Layout::kGeneral}) {
-    SCOPED_TRACE(LayoutName(layout));
-    constexpr int kThreads = 3, kRounds = 40, kReadsPerRound = 3, kOps = 4096;
-    Config c = GpuConfig(layout);
-    c.gpu_max_batch_ops = 2 * kOps;  // one writing batch, or two reading ones, an ARB
-    auto store = OpenOrDie(c);
-    ASSERT_TRUE(store);
-    std::atomic<int> errors{0}, checked{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        std::mutex mu;
-        std::condition_variable cv;
-        int outstanding = 0;
-        auto submit = [&](Batch&& batch, int round) {
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            ++outstanding;
-          }
-          store->Submit(std::move(batch), [&, round](Results&& view) {
-            const std::vector<OpResult> got = view.ToOwned();
-            for (size_t i = 0; i < got.size() && round >= 0; ++i) {  // (writes: previous values)
-              const OpResult& r = got[i];
-              if (r.code != Code::kOk ||
-                  r.value != gpu_test::Bytes8(uint64_t(t) << 40 | uint64_t(round) << 20 | i)) {
-                errors.fetch_add(1);
-              }
-              checked.fetch_add(1);
-            }
-            std::lock_guard<std::mutex> lock(mu);
-            --outstanding;
-            cv.notify_all();
-          });
-        };
-        for (int round = 0; round < kRounds; ++round) {
-          Batch put;
-          for (int i = 0; i < kOps; ++i) {
-            put.Put(gpu_test::Bytes8(uint64_t(t) << 32 | uint64_t(i)),
-                    gpu_test::Bytes8(uint64_t(t) << 40 | uint64_t(round) << 20 | uint64_t(i)));
-          }
-          submit(std::move(put), -1);
-          for (int k = 0; k < kReadsPerRound; ++k) {
-            Batch get;
-            for (int i = 0; i < kOps; ++i) get.Get(gpu_test::Bytes8(uint64_t(t) << 32 | uint64_t(i)));
-            submit(std::move(get), round);
-          }
+  constexpr int kThreads = 2, kRounds = 12;
+  constexpr uint32_t kN = 1u << 18, kS = 4096;
+  Config c = GpuConfig(Layout::kFixed8);
+  c.gpu_max_batch_ops = kN;
+  auto store = OpenOrDie(c);
+  ASSERT_TRUE(store);
+  std::atomic<int> errors{0};
+  std::atomic<int64_t> checked{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto key = [&](uint32_t i) { return gpu_test::Bytes8(uint64_t(t) << 32 | i); };
+      // v(r) for a big PUT's value of key i, w(r) for a small PUT's.
+      auto value = [&](int r, bool small, uint32_t i) {
+        return gpu_test::Bytes8(uint64_t(t) << 48 | uint64_t(r) << 24 | uint64_t(small) << 23 | i);
+      };
+      std::mutex mu;
+      std::condition_variable cv;
+      int outstanding = 0;
+      // want(i): the value op i of a GET batch must see (first: its first key).
+      auto submit = [&](Batch&& batch, std::function<std::string(uint32_t)> want) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          ++outstanding;
         }
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return outstanding == 0; });
-      });
-    }
-    for (auto& th : threads) th.join();
-    EXPECT_EQ(errors.load(), 0);
-    EXPECT_EQ(checked.load(), kThreads * kRounds * kReadsPerRound * kOps);
+        store->Submit(std::move(batch), [&, want](Results&& view) {
+          if (want) {
+            const std::vector<OpResult> got = view.ToOwned();
+            int bad = 0;
+            for (uint32_t i = 0; i < got.size(); ++i) {
+              if (got[i].code != Code::kOk || got[i].value != want(i)) ++bad;
+            }
+            errors.fetch_add(bad);
+            checked.fetch_add(int64_t(got.size()));
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          --outstanding;
+          cv.notify_all();
+        });
+      };
+      auto gets = [&](uint32_t first, uint32_t n) {
+        Batch b;
+        for (uint32_t i = first; i < first + n; ++i) b.Get(key(i));
+        return b;
+      };
+      for (int r = 0; r < kRounds; ++r) {
+        Batch put;
+        for (uint32_t i = 0; i < kN; ++i) put.Put(key(i), value(r, false, i));
+        submit(std::move(put), nullptr);
+        submit(gets(kN - kS, kS), [&, r](uint32_t i) { return value(r, false, kN - kS + i); });
+        submit(gets(0, kN), [&, r](uint32_t i) { return value(r, false, i); });
+        Batch small_put;
+        for (uint32_t i = kN - kS; i < kN; ++i) small_put.Put(key(i), value(r, true, i));
+        submit(std::move(small_put), nullptr);
+        submit(gets(kN - kS, kS), [&, r](uint32_t i) { return value(r, true, kN - kS + i); });
+      }
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return outstanding == 0; });
+    });
   }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(checked.load(), int64_t(kThreads) * kRounds * (kN + 2 * kS));
 }
 
+// General CAS compares the whole value, byte for byte, against host memory.
 TEST(GpuStore, GeneralCasComparesEveryByte) {
   SKIP_WITHOUT_GPU();
   auto store = OpenOrDie(GpuConfig(Layout::kGeneral));

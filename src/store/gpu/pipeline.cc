@@ -312,6 +312,10 @@ void Pipeline::Quiesce() {
 
 bool Pipeline::Finish(Slot& s) {
   if (!s.launched_ok) {
+    // Its table kernel may have been launched before a later call failed:
+    // the ARBs after it no longer wait for it once it leaves inflight_
+    // (WaitForTableKernels), and its reservation must outlive it.
+    if (s.table_kernel) cudaStreamSynchronize(s.stream);
     store_->space().Release(s.reserved, s.reserved);
     FailAll(s, sticky_ != cudaSuccess ? Code::kInternal : s.fail);
     return false;

@@ -51,9 +51,10 @@
 // and failures wait for it to drain first: a completion of a batch before a
 // marker is still called before the marker is answered.
 //
-// Order. Batches enter ARBs in queue order and ARBs' L-Slab kernels run in
-// launch order, so ops on a key take effect in submission order across
-// batches; inside an ARB the numbering keeps batch order. Copies and
+// Order. Batches enter ARBs in queue order and ARBs' table kernels run in
+// launch order (except that ARBs of fixed8 GETs only run theirs beside each
+// other, between the same writers: WaitForTableKernels), so ops on a key
+// take effect in submission order across batches; inside an ARB the numbering keeps batch order. Copies and
 // prepare of ARB k+1 overlap the kernel of ARB k.
 //
 // An ARB that cannot reserve its slabs (device memory short) runs alone

@@ -162,7 +162,8 @@ void Pipeline::TightenMemBound(const Slot& s) {
   uint64_t sampled;
   std::memcpy(&sampled, s.arb->out + s.out_hdr + kHdrMemSample, sizeof(sampled));
   // The sample follows s's L-Slab kernel and may also see part of later
-  // ARBs' (their kernels wait only for s's kernel, not for its copies), so
+  // ARBs' (their kernels wait only for s's kernel, or for none of s's when
+  // both only read, never for its copies), so
   // sample + every later ARB's grow still bounds the memory once they are
   // done: what a later ARB added before the sample is at most its grow less
   // what it adds after, and what it removed before only lowers the sample.

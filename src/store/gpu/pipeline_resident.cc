@@ -11,7 +11,7 @@
 // stream as before. The two paths never overlap: before an ARB of one, the
 // ARBs in flight on the other complete, which keeps same-key order across
 // ARBs (the ring runs its ARBs in seq order, a stream ARB's table kernel
-// waits for the previous one).
+// waits for the earlier ones it must follow, WaitForTableKernels).
 //
 // Lifetime. The kernel is launched at the first post and whenever it ended
 // (idle, its lifetime, or a stop) before taking an ARB that was posted. The

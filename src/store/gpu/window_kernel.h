@@ -6,10 +6,12 @@
 // input columns (hash, key, ctl, value, expected, skip, done, cursor, slab
 // allowance — here the EMPTY slots the batch may claim), the same results
 // (out_codes / out_values in kvcg's form, or the raw res_code / res_value
-// columns when out_codes is null), the same retry codes. Launches on one
-// table must not overlap (the table's argument for needing no lock is that
-// two ops on one key never run at once: window_types.h); the pipeline
-// orders its launches, so does every caller of this.
+// columns when out_codes is null), the same retry codes. A launch that
+// writes must not overlap any other launch on the table (the table's
+// argument for needing no lock is that no op runs beside a write on its
+// key: window_types.h); launches of the GET kernel (below) may overlap
+// each other. The pipeline orders its launches (WaitForTableKernels), so
+// does every caller of this.
 #pragma once
 
 #include <cuda_runtime_api.h>

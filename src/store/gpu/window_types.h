@@ -20,10 +20,11 @@
 // The two sentinel key values are still storable keys: they live in a side
 // table (`special`: present flag and value for each) and never in a slot.
 //
-// Concurrency, and why no lock is needed. The pipeline never lets two ops on
-// one key run at once: inside a batch same-key ops wait for each other
-// (ArbView ctl groups), and a batch's kernel starts after the previous one
-// ends. So an op on key K is alone on K's slot; other keys' ops change other
+// Concurrency, and why no lock is needed. The pipeline never lets an op run
+// beside a write on its key: inside a batch same-key ops wait for each
+// other (ArbView ctl groups), and a batch's kernel starts after the
+// previous one ends, except that kernels of batches of GETs only (which
+// write nothing) run beside each other (Pipeline::WaitForTableKernels). So an op on key K is alone on K's slot; other keys' ops change other
 // slots only, and only in three ways: claim a free slot (atomicCAS on its
 // key word), overwrite their own value word, turn their own key word into a
 // tombstone. A slot never becomes EMPTY again (only a rebuild or a clear,
