@@ -25,9 +25,9 @@
 //   * on the slot's stream: copies in, ArbPrepare (check, hash, same-key
 //     numbering on the GPU), the table kernel (after the kernels in flight
 //     it must follow: stream events, WaitForTableKernels; an ARB of GETs
-//     only runs beside the reading ones before it; it writes the results), one copy out into the
-//     ARB's page-locked output buffer (result_epochs.h). A small ARB makes
-//     neither copy call: its prepare kernel reads the staging buffer and its
+//     only runs beside the reading ones before it; it writes the results),
+//     one copy out into the ARB's page-locked output buffer
+//     (result_epochs.h). A small ARB makes neither copy call: its prepare kernel reads the staging buffer and its
 //     table kernel's last block writes the output buffer (mapped memory) —
 //     each CUDA call costs the thread 2.5–5 µs on the H100, a DMA a few µs
 //     of latency, and a few hundred ops' bytes move faster inside kernels.
@@ -54,8 +54,9 @@
 // Order. Batches enter ARBs in queue order and ARBs' table kernels run in
 // launch order (except that ARBs of fixed8 GETs only run theirs beside each
 // other, between the same writers: WaitForTableKernels), so ops on a key
-// take effect in submission order across batches; inside an ARB the numbering keeps batch order. Copies and
-// prepare of ARB k+1 overlap the kernel of ARB k.
+// take effect in submission order across batches; inside an ARB the
+// numbering keeps batch order. Copies and prepare of ARB k+1 overlap the
+// kernel of ARB k.
 //
 // An ARB that cannot reserve its slabs (device memory short) runs alone
 // (everything earlier completed first) on what is available; its ops that

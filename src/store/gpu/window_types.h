@@ -24,8 +24,9 @@
 // beside a write on its key: inside a batch same-key ops wait for each
 // other (ArbView ctl groups), and a batch's kernel starts after the
 // previous one ends, except that kernels of batches of GETs only (which
-// write nothing) run beside each other (Pipeline::WaitForTableKernels). So an op on key K is alone on K's slot; other keys' ops change other
-// slots only, and only in three ways: claim a free slot (atomicCAS on its
+// write nothing) run beside each other (Pipeline::WaitForTableKernels).
+// So an op on key K is alone on K's slot, or beside other reads of it;
+// other keys' ops change other slots only, and only in three ways: claim a free slot (atomicCAS on its
 // key word), overwrite their own value word, turn their own key word into a
 // tombstone. A slot never becomes EMPTY again (only a rebuild or a clear,
 // with nothing in flight, writes EMPTY), so K's path from its home window to
