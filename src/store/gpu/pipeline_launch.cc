@@ -429,8 +429,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   }
   // Same-key order across ARBs: this table kernel after those it must
   // follow (WaitForTableKernels). Nothing in flight: nothing to wait for.
-  s.reads_table_only = !general_ && s.gets_only &&
-                       store_->window_view().access_mode == kAccessNone;
+  s.reads_table_only = !general_ && TakesGetKernel(store_->window_view(), s.gets_only);
   if (err == cudaSuccess) err = WaitForTableKernels(s.reads_table_only, st);
   if (err == cudaSuccess && timed) err = cudaEventRecord(s.t_table, st);
   if (err == cudaSuccess) {

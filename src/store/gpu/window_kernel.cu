@@ -506,9 +506,7 @@ cudaError_t WindowResidentBlocks(int* blocks) {
 
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream) {
-  // An ARB of GETs only, on a table without access bytes (cache mode's
-  // GETs write theirs, which the GET kernel leaves to the general one).
-  if (arb.gets_only != 0 && table.access_mode == kAccessNone) {
+  if (TakesGetKernel(table, arb.gets_only != 0)) {
     return LaunchWindowGets(table, arb, max_blocks, stream);
   }
   int resident = g_window_resident;

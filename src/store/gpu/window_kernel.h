@@ -39,6 +39,15 @@ constexpr int kWindowMinBlocks = 5;
 cudaError_t LaunchWindowOps(const WindowTableView& table, const ArbView& arb, uint32_t max_blocks,
                             cudaStream_t stream);
 
+// Whether LaunchWindowOps runs an ARB (gets_only: ArbView::gets_only) on
+// the GET kernel: GETs only, on a table without access bytes (cache mode's
+// GETs write theirs, which the GET kernel leaves to the general one). Such
+// a kernel writes nothing in the table, so the pipeline lets its launches
+// run beside each other (Pipeline::WaitForTableKernels).
+inline bool TakesGetKernel(const WindowTableView& table, bool gets_only) {
+  return gets_only && table.access_mode == kAccessNone;
+}
+
 // The GET kernel alone (window_get_kernel.cu), for an ARB of GETs only on
 // a table without access bytes; LaunchWindowOps calls it for such an ARB.
 // Its grid is one 64-thread block per 64 ops; `max_blocks` (0: no cap)
