@@ -50,7 +50,7 @@ struct Args {
   bool cpu = true;            // e2e, latency: also run the CPU backend
   bool consume_in_completion = true;  // e2e: false = on the submitter thread
   int pregenerated = 0;       // e2e: batches of columns generated ahead per thread (0: none)
-  std::string mix;            // e2e: only this mix (empty: all)
+  std::string mix;            // e2e, kernel fixed8: only this mix (empty: all)
   int iterations = 20000;     // latency: measured batches per cell
 };
 

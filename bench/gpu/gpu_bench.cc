@@ -33,7 +33,8 @@
 //   --seconds S          e2e: measured seconds per cell (default 3)
 //   --warmup S           e2e: unmeasured seconds before each cell (default 0.5)
 //   --consume completion|submitter   e2e: where results are consumed
-//   --mix NAME           e2e: run only this mix (get95_put5, get100, get50_put50)
+//   --mix NAME           e2e: run only this mix (get95_put5, get100, get50_put50);
+//                        kernel --layout fixed8: only this mix (also put100)
 //   --pregenerated P     e2e: each submitter generates P batches' columns
 //                        before the clock starts and cycles through them
 //                        (an embedder whose keys are already in arrays);
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
       }
       else if (f == "--pregenerated") args.pregenerated = std::stoi(v);
       else if (f == "--mix") {
-        if (v != "get95_put5" && v != "get100" && v != "get50_put50") {
+        if (v != "get95_put5" && v != "get100" && v != "get50_put50" && v != "put100") {
           std::fprintf(stderr, "unknown mix %s\n", v.c_str());
           return Usage(argv[0]);
         }

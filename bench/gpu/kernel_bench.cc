@@ -294,6 +294,7 @@ int RunKernelFixed8(const Args& args) {
   const Mix kMixes[] = {{"get100", 0}, {"get95_put5", 50}, {"get50_put50", 500}, {"put100", 1000}};
   bool first_row = true;
   for (const Mix& mix : kMixes) {
+    if (!args.mix.empty() && args.mix != mix.name) continue;
     std::vector<DeviceArb> arbs(kKernelBatches);
     for (int b = 0; b < kKernelBatches; ++b) {
       arbs[b].Alloc(batch);

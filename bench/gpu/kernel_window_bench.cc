@@ -142,7 +142,8 @@ void PrintWindowHeader(const std::vector<WindowBench>& tables, uint64_t keys) {
               "and its ramp, which every batch pays, included); share_of_hit_bound = ops / "
               "(window64 / mean_probe_windows_hit), the layout's GET bound at that load; "
               "streams: the batches launched over that many streams in turn (GETs only, as the "
-              "pipeline runs consecutive ARBs of GETs only); dram_gbps_est = ops x 64 bytes\",\n");
+              "pipeline runs consecutive ARBs of GETs only; their ARBs carry no hash column: the GET "
+              "kernel hashes each key, as in the pipeline); dram_gbps_est = ops x 64 bytes\",\n");
 }
 
 void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<DeviceArb>& arbs,
@@ -158,6 +159,9 @@ void RunWindowMix(const WindowBench& w, KernelRig& rig, const std::vector<Device
   auto view = [&](int b, uint32_t* hdr) {
     g::ArbView v = arbs[b].View(batch, hdr);
     v.gets_only = mix.put_per_mille == 0 ? 1 : 0;
+    // As the pipeline sends it (the store hashes with XXH3): no hash column;
+    // the GET kernel hashes each key itself.
+    if (v.gets_only) v.hash = nullptr;
     return v;
   };
   for (int b = 0; b < nb; ++b) {

@@ -242,9 +242,10 @@ TEST(WindowTable, ResultsInKvcgFormWithSkippedOps) {
 // the probe paths, both sentinel values (one stored, one not), skipped ops,
 // both result forms, a grid of one block per 64 ops and one of 2 blocks
 // (whose warps take chunk after chunk), and every key in one home window
-// (probes that go on past it, one window at a time).
+// (probes that go on past it, one window at a time). xxh3: `hash` is
+// Xxh3Fixed8, and the GET kernel also runs without the hash column.
 void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint64_t windows,
-                            uint64_t keys) {
+                            uint64_t keys, bool xxh3 = false) {
   WindowTable t(windows, 0);
   CK(t.error());
   Rig rig(4096);
@@ -276,6 +277,10 @@ void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint6
     rig.SetMaxBlocks(max_blocks);
     const auto fast = rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, true);
     const auto general = rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, false);
+    rig.SetHashColumn(false);
+    const auto hashed = xxh3 ? rig.Run(t, gets, 0, hash, nullptr, sk, kvcg_form, nullptr, true)
+                             : fast;
+    rig.SetHashColumn(true);
     const uint8_t ok = 0, missing = kvcg_form ? 1 : kResNotFound;
     for (size_t i = 0; i < gets.size(); ++i) {
       auto it = model.find(gets[i].key);
@@ -283,8 +288,10 @@ void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint6
       ASSERT_EQ(fast[i].code, want) << "op " << i << " key " << gets[i].key << " form " << kvcg_form
                                     << " max_blocks " << max_blocks;
       ASSERT_EQ(general[i].code, want) << "op " << i << " key " << gets[i].key;
+      ASSERT_EQ(hashed[i].code, want) << "op " << i << " key " << gets[i].key << " (no hash column)";
       if (want == ok) {
         ASSERT_EQ(fast[i].value, it->second) << "op " << i << " key " << gets[i].key;
+        ASSERT_EQ(hashed[i].value, it->second) << "op " << i << " (no hash column)";
         ASSERT_EQ(general[i].value, it->second) << "op " << i;
       }
     }
@@ -294,6 +301,11 @@ void ExpectGetKernelMatches(const std::function<uint64_t(uint64_t)>& hash, uint6
 TEST(WindowTable, GetKernelAnswersAsTheGeneralKernel) {
   SKIP_WITHOUT_GPU();
   ExpectGetKernelMatches(MixHash, 512, 1500);  // load 0.73
+}
+
+TEST(WindowTable, GetKernelHashesKeysWithoutAHashColumn) {
+  SKIP_WITHOUT_GPU();
+  ExpectGetKernelMatches([](uint64_t k) { return Xxh3Fixed8(k); }, 512, 1500, true);
 }
 
 TEST(WindowTable, GetKernelFollowsProbesAcrossTheTable) {

@@ -72,6 +72,10 @@ class Rig {
   // set: none).
   void SetMaxBlocks(uint32_t max_blocks) { max_blocks_ = max_blocks; }
   uint32_t generation() const { return generation_; }
+  // Whether later GET-kernel launches get the hash column (true until set);
+  // without it the kernel hashes each key with Xxh3Fixed8, as the pipeline
+  // has it do when the store's hash is XXH3.
+  void SetHashColumn(bool with) { hash_column_ = with; }
   // `t`'s view with them.
   WindowTableView ViewOf(const WindowTable& t) const {
     WindowTableView v = t.view();
@@ -130,7 +134,7 @@ class Rig {
     a.cursor = hdr_;
     a.slab_allowance = reinterpret_cast<int*>(hdr_ + 1);
     a.retry_flag = hdr_ + 2;
-    a.hash = hash_;
+    a.hash = gets_only && !hash_column_ ? nullptr : hash_;
     a.key = key_;
     a.ctl = ctl_;
     a.value = value_;
@@ -164,6 +168,7 @@ class Rig {
  private:
   uint32_t cap_;
   uint32_t access_mode_ = kAccessNone, generation_ = 0, max_blocks_ = 0;
+  bool hash_column_ = true;
   cudaStream_t s_ = nullptr;
   uint64_t *hash_ = nullptr, *key_ = nullptr, *ctl_ = nullptr, *value_ = nullptr,
            *expected_ = nullptr, *res_value_ = nullptr, *out_values_ = nullptr;

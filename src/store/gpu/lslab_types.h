@@ -162,7 +162,7 @@ struct ArbView {
   uint32_t gets_only;
   uint32_t* cursor;         // next op to claim (starts at 0); null: static claims
                             // (arb_ops.cuh StaticClaim), for the resident kernel only
-  const uint64_t* hash;
+  const uint64_t* hash;     // null: (GET kernel only) each key's hash is Xxh3Fixed8(key)
   const uint64_t* key;      // fixed8: the key; general: arena offset (low 32) | length (high 32)
   const uint64_t* ctl;
   const uint64_t* value;    // fixed8: the value; general: ValueBlob* (PUT/CAS)

@@ -431,6 +431,9 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   // follow (WaitForTableKernels). Nothing in flight: nothing to wait for.
   s.reads_table_only = !general_ && TakesGetKernel(store_->window_view(), s.gets_only);
   if (err == cudaSuccess) err = WaitForTableKernels(s.reads_table_only, st);
+  // The GET kernel hashes a key itself when the store's hash is XXH3 (two
+  // multiplies against 8 bytes of DRAM read per op: window_get_kernel.cu).
+  if (s.reads_table_only && !host_hash) v.hash = nullptr;
   if (err == cudaSuccess && timed) err = cudaEventRecord(s.t_table, st);
   if (err == cudaSuccess) {
     err = general_ ? LaunchLSlab(store_->table(), v, 0, st)

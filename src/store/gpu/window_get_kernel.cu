@@ -7,6 +7,7 @@
 #include "store/gpu/lslab_device.cuh"
 #include "store/gpu/window_kernel.h"
 #include "store/gpu/window_ops.cuh"
+#include "store/gpu/xxh3_fixed8.h"
 
 namespace kvcg::store::gpu {
 namespace {
@@ -27,8 +28,14 @@ namespace {
 // goes on past a window stays in the loop; the others wait for it (the
 // warp's chunk ends with its longest probe).
 // Results are the general kernel's: kvcg's form or the raw columns, a
-// skipped op's code, a sentinel key's value from the side table; the group
-// counters still count each op done.
+// skipped op's code, a sentinel key's value from the side table.
+// An op reads only its key (and skip byte) from the ARB: no ctl word, since
+// no op of an ARB of GETs waits for another (so none counts itself done in
+// its group), and, when ArbView::hash is null (the store hashes with XXH3),
+// no hash either: the lane hashes the key (two multiplies) instead of
+// reading 8 more bytes. H200 2026-12-02 (BENCHMARKS.md 2t), get100 at load
+// 0.7 on 2 streams: 25.3 G ops/s reading key, hash and ctl, 26.5 reading
+// the key alone.
 __device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& a) {
   const uint32_t lane = threadIdx.x & 31;
   const uint32_t tl = lane & 3, tb = lane & ~3u;  // lane in its tile, the tile's first lane
@@ -40,7 +47,11 @@ __device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& 
     const uint32_t i = uint32_t(base) + lane;
     const bool mine = i < a.n;
     OpInput in;
-    if (mine) in = LoadOp(a, i);
+    if (mine) {
+      in.key = a.key[i];
+      in.hash = a.hash != nullptr ? a.hash[i] : Xxh3Fixed8(in.key);
+      in.skip = a.skip != nullptr && a.skip[i] != 0;
+    }
     bool probe = mine && !in.skip && in.key < kTombKey;
     uint8_t code = kResNotFound;
     uint64_t rv = 0;
@@ -94,7 +105,7 @@ __device__ __forceinline__ void GetOps(const WindowTableView& t, const ArbView& 
         }
       }
     }
-    if (mine) Answer(a, i, CtlGroup(in.ctl), in.skip, code, rv);
+    if (mine) Answer(a, i, 0, in.skip, code, rv);
   }
 }
 
