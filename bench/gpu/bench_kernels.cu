@@ -81,6 +81,31 @@ __global__ void RandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t s
   if (acc == 0x123456789ull) *sink = acc;
 }
 
+// A GET on a window table of (hash, record) slots for the general layout:
+// a tile of 4 lanes reads one random 64-byte window, then the 128-byte key
+// record (header, 16 key bytes, the 64-byte value copy) its slot names,
+// 32 bytes per lane. The record's index is taken from the window's first
+// word (lane 0's), so the second read waits for the first, as a GET's does.
+__global__ void RandomWindowThenRecord(const uint64_t* windows_buf, uint64_t windows,
+                                       const uint64_t* records_buf, uint64_t records,
+                                       uint64_t seed, int per_tile, uint64_t* sink) {
+  const uint64_t tile = (blockIdx.x * uint64_t(blockDim.x) + threadIdx.x) / 4;
+  const uint32_t lane = threadIdx.x & 3, tb = threadIdx.x & 31 & ~3u;
+  uint64_t acc = 0;
+#pragma unroll 1
+  for (int j = 0; j < per_tile; ++j) {
+    const uint64_t w = Fmix(seed + tile * 64 + j) % windows;
+    const ulonglong2 v =
+        __ldcg(reinterpret_cast<const ulonglong2*>(windows_buf + w * 8 + 2 * lane));
+    const uint64_t slot = __shfl_sync(~0u, static_cast<unsigned long long>(v.x), int(tb));
+    const uint64_t r = Fmix(slot ^ w) % records;
+    const ulonglong2* rec = reinterpret_cast<const ulonglong2*>(records_buf + r * 16 + 4 * lane);
+    const ulonglong2 a = __ldcg(rec), b = __ldcg(rec + 1);
+    acc ^= v.y ^ a.x ^ a.y ^ b.x ^ b.y;
+  }
+  if (acc == 0x123456789ull) *sink = acc;
+}
+
 __global__ void CursorClaims(uint32_t* cursor, uint32_t n, uint32_t chunk, uint32_t* sink) {
   const uint32_t lane = threadIdx.x & 31;
   uint32_t claims = 0;
@@ -130,6 +155,15 @@ cudaError_t MeasureWindowDisplacement(const uint64_t* slots, uint64_t windows,
 cudaError_t LaunchRandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t tiles,
                                  int per_tile, uint64_t seed, uint64_t* sink, cudaStream_t stream) {
   RandomWindow64<<<uint32_t(tiles * 4 / 256), 256, 0, stream>>>(buf, windows, seed, per_tile, sink);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchRandomWindowThenRecord(const uint64_t* windows_buf, uint64_t windows,
+                                        const uint64_t* records_buf, uint64_t records,
+                                        uint64_t tiles, int per_tile, uint64_t seed,
+                                        uint64_t* sink, cudaStream_t stream) {
+  RandomWindowThenRecord<<<uint32_t(tiles * 4 / 256), 256, 0, stream>>>(
+      windows_buf, windows, records_buf, records, seed, per_tile, sink);
   return cudaGetLastError();
 }
 

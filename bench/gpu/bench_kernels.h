@@ -62,6 +62,15 @@ cudaError_t LaunchRandomSlab256(const uint64_t* buf, uint64_t slabs, uint64_t wa
 cudaError_t LaunchRandomWindow64(const uint64_t* buf, uint64_t windows, uint64_t tiles,
                                  int per_tile, uint64_t seed, uint64_t* sink, cudaStream_t stream);
 
+// A general-layout GET on a window table of (hash, record) slots: tiles of
+// 4 lanes (tiles a multiple of 64) each read per_tile random 64-byte windows
+// of windows_buf, each followed by the random 128-byte record of records_buf
+// it names (a dependent read), 32 bytes per lane.
+cudaError_t LaunchRandomWindowThenRecord(const uint64_t* windows_buf, uint64_t windows,
+                                        const uint64_t* records_buf, uint64_t records,
+                                        uint64_t tiles, int per_tile, uint64_t seed,
+                                        uint64_t* sink, cudaStream_t stream);
+
 // The window kernel's claims and nothing else: `blocks` blocks of 256
 // threads whose warps take `chunk` ops at a time from *cursor (lane 0's
 // atomicAdd, as the kernel's ring claims) until n ops are taken. *cursor
