@@ -31,7 +31,11 @@
 # for the server matrix, default 200), BUILD_DIR
 # (default build-h100), CTEST_ARGS (extra ctest arguments, e.g. "-L gpu"),
 # KEYS_LOG2 (kernel benchmark key count, default 27), JOBS, TEST_WALL (seconds
-# for the whole ctest run, default 420), COMMIT (printed with the device).
+# for the whole ctest run, default 420), COMMIT (written into every result;
+# pass it from the machine that calls the device: the device's copy of the
+# repository may carry older git metadata than its files, so its own
+# `git rev-parse` can name an earlier commit — such a tree is marked
+# "+differs" below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -50,10 +54,19 @@ if [ -d .deps/root ]; then
   export LD_LIBRARY_PATH=$ROOT/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
+# The commit the results are labelled with (see COMMIT above).
+if [ -z "${COMMIT:-}" ]; then
+  COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ "$COMMIT" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then
+    COMMIT="$COMMIT+differs"
+  fi
+fi
+export COMMIT
+
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader | tee "$OUT/device.txt"
 nvcc --version | tail -1 | tee -a "$OUT/device.txt"
-echo "commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" | tee -a "$OUT/device.txt"
+echo "commit $COMMIT" | tee -a "$OUT/device.txt"
 note "device" "$(head -1 "$OUT/device.txt")"
 
 if [[ " $STAGES " == *" build "* ]]; then
@@ -118,7 +131,7 @@ if [[ " $STAGES " == *" bench "* ]]; then
   JSON=$OUT/json
   mkdir -p "$JSON"
   # Every document records the commit it measured.
-  export COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  export COMMIT
   want() { [[ " ${BENCHES:-kernel e2e latency expiry eviction} " == *" $1 "* ]]; }
   run_bench() {  # name, args...   (WALL: seconds before it is killed, default BENCH_WALL or 150)
     local name=$1; shift
@@ -319,7 +332,7 @@ if [[ " $STAGES " == *" apps "* ]]; then
   echo "== engine, server and CPU-store benchmarks"
   APPS=$OUT/apps
   mkdir -p "$APPS"
-  c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  c=$COMMIT
   # Issue 4: YCSB-B-like, 1 G key space, 10 M prefilled, 8-byte keys/values;
   # kvcg's prior model is the hottest 10 K keys (docs/BENCHMARKS.md 3c: an
   # L2-sized hot set beats the 0.1 % = 1 M-key one at every θ).
@@ -360,7 +373,7 @@ if [[ " $STAGES " == *" python "* ]]; then
     note "python tests (GPU)" "FAILED: $(tail -1 "$OUT/python.log")"
   fi
   # NumPy 1 M-op batches vs the C++ Store API, same shape, one thread, same run.
-  c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  c=$COMMIT
   COMMIT=$c timeout 200 "$BUILD_DIR/bench/gpu/kvcg-bench-gpu" e2e --layout fixed8 --keys-log2 24 \
       --threads 1 --depth 1 --batch 1048576 --seconds 2 --cpu 0 >"$OUT/python_cpp_ref.json" 2>>"$OUT/python.log"
   # redis-py (carried as a wheel in .whl, see README of the device tool) with
@@ -394,7 +407,7 @@ fi
 
 if [[ " $STAGES " == *" durability "* ]]; then
   echo "== persistence (issue 14) on the GPU backend"
-  c=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  c=$COMMIT
   PY=$(command -v python3)
   if [ -d .whl ]; then
     "$PY" -m pip install -q --no-index --no-deps --target /tmp/whl-site .whl/*.whl >>"$OUT/durability.log" 2>&1
