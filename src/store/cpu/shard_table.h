@@ -31,12 +31,14 @@
 #include <utility>
 #include <vector>
 
+#include "store/cpu/key_bytes.h"
+
 namespace kvcg::store::cpu {
 
 class ShardTable {
  public:
   struct Entry {
-    std::string key;
+    KeyBytes key;  // inline up to 24 bytes (key_bytes.h says why)
     std::string value;
     uint64_t expire_at = 0;  // kvcg/batch.h Expiry: ms since the epoch, 0 = none
   };
