@@ -3,7 +3,8 @@
 // Not thread-safe: CpuStore guards each table with its shard's lock.
 //
 // Layout: a dense array of 64-bit tags (the key's hash, 0 meaning empty)
-// probed linearly, beside a parallel array of {key, value} strings. Probing
+// probed linearly, beside a parallel array of {key, value} entries (a key
+// of up to 24 bytes inside its entry: key_bytes.h). Probing
 // touches only the tag array (eight tags per cache line); a key's bytes are
 // compared only when its tag matches, and always compared exactly, so keys
 // with equal hashes never alias — with a degenerate hash the table is merely
