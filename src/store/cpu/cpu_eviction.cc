@@ -207,7 +207,7 @@ bool CpuStore::EvictFromShard(Shard& shard, EvictionPolicy policy, uint64_t now,
     for (size_t step = 0; step < slots; ++step, slot = (slot + 1) & (slots - 1)) {
       if (!table.Occupied(slot)) continue;
       const ShardTable::Entry& e = table.at(int64_t(slot));
-      if ((volatile_only && e.expire_at == kNoExpiry) || e.key == keep) continue;
+      if ((volatile_only && e.expire_at == kNoExpiry) || e.key() == keep) continue;
       return remove(int64_t(slot));
     }
     return false;
@@ -270,7 +270,7 @@ size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, 
     for (; k < pool.size; ++k) {
       if (pool.entries[k].hash != hash) continue;
       if (e == nullptr) e = &table.at(int64_t(slot));
-      if (pool.entries[k].key == e->key) break;
+      if (pool.entries[k].key == e->key()) break;
     }
     const bool known = k < pool.size;
     if (known) {
@@ -285,7 +285,7 @@ size_t CpuStore::SampleShard(Shard& shard, EvictionPolicy policy, uint64_t now, 
     if (!known) {
       if (e == nullptr) e = &table.at(int64_t(slot));
       pool.entries[pos].hash = hash;
-      pool.entries[pos].key.assign(e->key);
+      pool.entries[pos].key.assign(e->key());
     }
     pool.entries[pos].score = score;
     while (pos + 1 < pool.size && pool.entries[pos + 1].score < score) {

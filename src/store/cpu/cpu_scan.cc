@@ -88,7 +88,7 @@ Status CpuStore::Scan(uint64_t cursor, size_t count, std::unique_ptr<SnapshotRea
     const uint64_t mask = s.table.mask();
     do {
       s.table.ForEachAtHome(size_t(v), [&](const ShardTable::Entry& e) {
-        if (!IsExpired(e.expire_at, now)) step->Add(e.key, e.value, e.expire_at);  // never return an expired key
+        if (!IsExpired(e.expire_at, now)) step->Add(e.key(), e.value(), e.expire_at);  // never return an expired key
       });
       v = NextHome(v, mask);
     } while (v != 0 && step->count() < count);

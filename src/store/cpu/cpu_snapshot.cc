@@ -13,8 +13,8 @@ void ShardImage::CopyFrom(const ShardTable& table) {
   items_.reserve(table.size());
   size_t total = 0;
   table.ForEach([&](const ShardTable::Entry& e) {
-    items_.push_back({total, e.key.size(), e.value.size(), e.expire_at});
-    total += e.key.size() + e.value.size();
+    items_.push_back({total, e.key().size(), e.value().size(), e.expire_at});
+    total += e.key().size() + e.value().size();
   });
   if (total > capacity_) {
     bytes_.reset(new char[total]);  // uninitialized: every byte is written below
@@ -22,9 +22,9 @@ void ShardImage::CopyFrom(const ShardTable& table) {
   }
   char* out = bytes_.get();
   table.ForEach([&](const ShardTable::Entry& e) {
-    std::memcpy(out, e.key.data(), e.key.size());
-    std::memcpy(out + e.key.size(), e.value.data(), e.value.size());
-    out += e.key.size() + e.value.size();
+    std::memcpy(out, e.key().data(), e.key().size());
+    std::memcpy(out + e.key().size(), e.value().data(), e.value().size());
+    out += e.key().size() + e.value().size();
   });
 }
 

@@ -156,7 +156,7 @@ void CpuStore::CompareAndSwap(const Target& t, std::string_view value,
         if (expected == &kAbsentMarker) {
           matches = index < 0;
         } else if (expected != nullptr) {
-          matches = index >= 0 && t.shard.table.at(index).value == *expected;
+          matches = index >= 0 && t.shard.table.at(index).value() == *expected;
         }
         if (matches) {
           need = Store(t, index, value, expire_at, out);
@@ -209,7 +209,7 @@ uint64_t CpuStore::Store(const Target& t, int64_t index, std::string_view value,
     RemoveAt(shard, index, /*expired=*/false);
     return 0;
   }
-  const int64_t delta = static_cast<int64_t>(value.size()) - static_cast<int64_t>(entry.value.size());
+  const int64_t delta = static_cast<int64_t>(value.size()) - static_cast<int64_t>(entry.value().size());
   if (delta > 0) {
     const Reservation r = Reserve(shard, 0, delta);
     if (r != Reservation::kReserved) {
@@ -222,7 +222,7 @@ uint64_t CpuStore::Store(const Target& t, int64_t index, std::string_view value,
   snapshots_.BeforeWrite(shard);  // reads the table only: `entry` stays valid
   shard.bytes += delta;
   out.Found(entry);  // the previous value, copied into the results' arena
-  entry.value.assign(value);
+  entry.bytes.AssignValue(value);
   SetExpireAt(shard, entry, expire_at);
   return 0;
 }
@@ -258,7 +258,7 @@ void CpuStore::Expire(const Target& t, uint64_t expire_at, ExpireCondition condi
 
 void CpuStore::RemoveAt(Shard& shard, int64_t index, bool expired, bool settle) {
   const ShardTable::Entry& entry = shard.table.at(index);
-  const uint64_t charge = Charge(entry.key, entry.value);
+  const uint64_t charge = Charge(entry.key(), entry.value());
   if (entry.expire_at != kNoExpiry) shard.volatile_keys.fetch_sub(1, std::memory_order_relaxed);
   snapshots_.BeforeWrite(shard);
   shard.table.Erase(index, nullptr);

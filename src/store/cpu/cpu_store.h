@@ -98,7 +98,7 @@ class CpuStore final : public Store {
     void Code(kvcg::Code c) const { b->SetCode(i, c); }
     // The value found (or replaced) and its expire-at.
     void Found(const ShardTable::Entry& e) const {
-      b->SetValue(i, kvcg::Code::kOk, e.value);
+      b->SetValue(i, kvcg::Code::kOk, e.value());
       b->SetExpire(i, e.expire_at);
     }
   };

@@ -3,8 +3,8 @@
 // Not thread-safe: CpuStore guards each table with its shard's lock.
 //
 // Layout: a dense array of 64-bit tags (the key's hash, 0 meaning empty)
-// probed linearly, beside a parallel array of {key, value} entries (a key
-// of up to 24 bytes inside its entry: key_bytes.h). Probing
+// probed linearly, beside a parallel array of 64-byte entries (key and
+// value inside the entry when they fit: entry_bytes.h). Probing
 // touches only the tag array (eight tags per cache line); a key's bytes are
 // compared only when its tag matches, and always compared exactly, so keys
 // with equal hashes never alias — with a degenerate hash the table is merely
@@ -18,9 +18,10 @@
 // along); a lost update between two racing readers only blurs the
 // approximation, as Redis's own unsynchronised lru field would.
 //
-// Memory: values are std::string; an overwrite assigns into the existing
-// string (reusing its buffer when it is large enough) and a delete destroys
-// it, so memory is reclaimed at once. Readers never see freed memory because
+// Memory: an entry's key and value sit in the entry or in one heap buffer
+// (EntryBytes); an overwrite writes into the place it has (reusing the
+// buffer when it is large enough) and a delete frees it, so memory is
+// reclaimed at once. Readers never see freed memory because
 // they copy values out while holding the shard lock.
 #pragma once
 
@@ -32,16 +33,20 @@
 #include <utility>
 #include <vector>
 
-#include "store/cpu/key_bytes.h"
+#include "store/cpu/entry_bytes.h"
 
 namespace kvcg::store::cpu {
 
 class ShardTable {
  public:
-  struct Entry {
-    KeyBytes key;  // inline up to 24 bytes (key_bytes.h says why)
-    std::string value;
+  // One cache line: the key and value inline when they take at most 48
+  // bytes together (entry_bytes.h says why), and the expire-at.
+  struct alignas(64) Entry {
+    EntryBytes bytes;
     uint64_t expire_at = 0;  // kvcg/batch.h Expiry: ms since the epoch, 0 = none
+
+    std::string_view key() const { return bytes.key(); }
+    std::string_view value() const { return bytes.value(); }
   };
 
   explicit ShardTable(size_t initial_capacity = 16) { Reset(initial_capacity); }
@@ -52,7 +57,7 @@ class ShardTable {
     for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
       const uint64_t t = tags_[i];
       if (t == 0) return -1;
-      if (t == tag && entries_[i].key == key) return static_cast<int64_t>(i);
+      if (t == tag && entries_[i].key() == key) return static_cast<int64_t>(i);
     }
   }
 
@@ -68,8 +73,7 @@ class ShardTable {
     while (tags_[i] != 0) i = (i + 1) & mask_;
     tags_[i] = tag;
     access_[i].store(access, std::memory_order_relaxed);
-    entries_[i].key.assign(key);
-    entries_[i].value.assign(value);
+    entries_[i].bytes.Assign(key, value);
     entries_[i].expire_at = 0;
     ++size_;
     return entries_[i];
@@ -78,7 +82,7 @@ class ShardTable {
   // Removes the entry at `index`, moving its value into *old_value.
   void Erase(int64_t index, std::string* old_value) {
     size_t hole = static_cast<size_t>(index);
-    if (old_value != nullptr) *old_value = std::move(entries_[hole].value);
+    if (old_value != nullptr) old_value->assign(entries_[hole].value());
     // Backward-shift: pull later members of the probe run into the hole when
     // the hole lies between their home slot and their current slot.
     for (size_t j = (hole + 1) & mask_; tags_[j] != 0; j = (j + 1) & mask_) {
