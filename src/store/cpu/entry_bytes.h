@@ -27,6 +27,12 @@
 namespace kvcg::store::cpu {
 
 class EntryBytes {
+  // memcpy that accepts an empty range with a null pointer (an empty
+  // string_view's data() may be null, which memcpy may not be given).
+  static void Copy(char* to, const char* from, size_t n) {
+    if (n != 0) std::memcpy(to, from, n);
+  }
+
  public:
   static constexpr size_t kInlineBytes = 48;
 
@@ -53,8 +59,8 @@ class EntryBytes {
   // Sets both (neither may point into this entry).
   void Assign(std::string_view key, std::string_view value) {
     char* at = Reserve(key.size(), value.size());
-    std::memcpy(at, key.data(), key.size());
-    std::memcpy(at + key.size(), value.data(), value.size());
+    Copy(at, key.data(), key.size());
+    Copy(at + key.size(), value.data(), value.size());
   }
   // Replaces the value, keeping the key (`value` may not point into this
   // entry).
@@ -65,14 +71,14 @@ class EntryBytes {
       if (on_heap() && key_size + value.size() > u_.heap.capacity) {
         Grow(key_size + value.size());
       }
-      std::memcpy(mutable_data() + key_size, value.data(), value.size());
+      Copy(mutable_data() + key_size, value.data(), value.size());
       value_size_ = static_cast<uint32_t>(value.size());
       return;
     }
     // Between inline and heap, so the key fits inline (it did, or will):
     // a copy of it on the stack meanwhile.
     char key_copy[kInlineBytes];
-    std::memcpy(key_copy, data(), key_size);
+    Copy(key_copy, data(), key_size);
     Assign({key_copy, key_size}, value);
   }
 
@@ -102,7 +108,7 @@ class EntryBytes {
   // A larger heap buffer keeping the key (on the heap already).
   void Grow(size_t total) {
     char* bytes = new char[total];
-    std::memcpy(bytes, u_.heap.bytes, key_size_);
+    Copy(bytes, u_.heap.bytes, key_size_);
     delete[] u_.heap.bytes;
     u_.heap.bytes = bytes;
     u_.heap.capacity = total;
