@@ -64,13 +64,30 @@ void CpuStore::Submit(Batch batch, Completion done) {
   // allocation per op); the views handed out point there. The clock is read
   // once per batch (a batch's ops all execute within this call).
   ResultsBuilder results;
-  results.Reset(batch.size());
+  const size_t n = batch.size();
+  results.Reset(n);
   const uint64_t now = config_.clock();
-  for (size_t i = 0; i < batch.size(); ++i) ExecuteOne(batch, i, now, Out{&results, i});
+  // Each op's hash is taken kAhead ops before the op runs, and its shard
+  // table's home lines requested then (ShardTable::PrefetchHome), so that a
+  // batch's cache misses overlap instead of each op waiting for its own
+  // tag and entry lines in turn. hashes[] is a ring of kAhead.
+  constexpr size_t kAhead = 4;
+  uint64_t hashes[kAhead];
+  auto ahead = [&](size_t j) {
+    const uint64_t h = config_.hash(batch.key(j));
+    hashes[j % kAhead] = h;
+    ShardFor(h).table.PrefetchHome(h);
+  };
+  for (size_t j = 0; j < n && j < kAhead; ++j) ahead(j);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t hash = hashes[i % kAhead];
+    if (i + kAhead < n) ahead(i + kAhead);  // takes the slot `hash` came from
+    ExecuteOne(batch, i, hash, now, Out{&results, i});
+  }
   done(results.Finish());
 }
 
-void CpuStore::ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out) {
+void CpuStore::ExecuteOne(const Batch& batch, size_t i, uint64_t hash, uint64_t now, Out out) {
   const OpType type = batch.type(i);
   if (type == OpType::kNoop) {
     out.Code(Code::kNotFound);
@@ -82,7 +99,6 @@ void CpuStore::ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out) {
     out.Code(check);
     return;
   }
-  const uint64_t hash = config_.hash(key);
   const Target t{ShardFor(hash), hash, key, now};
   switch (type) {
     case OpType::kGet:

@@ -109,7 +109,8 @@ class CpuStore final : public Store {
     std::string_view key;
     uint64_t now;
   };
-  void ExecuteOne(const Batch& batch, size_t i, uint64_t now, Out out);
+  // Op i of `batch`, whose key hashes to `hash` (Config::hash).
+  void ExecuteOne(const Batch& batch, size_t i, uint64_t hash, uint64_t now, Out out);
   void Get(const Target& t, Out out);
   void Delete(const Target& t, Out out);
   void CompareAndSwap(const Target& t, std::string_view value, const std::string_view* expected,

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/prefetch.h"
 #include "store/cpu/entry_bytes.h"
 
 namespace kvcg::store::cpu {
@@ -111,9 +112,24 @@ class ShardTable {
     access_ = std::make_unique<std::atomic<uint32_t>[]>(slots);
     mask_ = slots - 1;
     size_ = 0;
+    PublishHome();
   }
 
   size_t mask() const { return mask_; }
+
+  // Starts loading the lines a lookup of `hash` reads first (its home tag
+  // and home entry), for a caller that does not hold the shard's lock:
+  // CpuStore::Submit requests them a few ops ahead of each op. The table
+  // may be growing meanwhile, so the arrays' addresses come from relaxed
+  // copies that may be stale or mixed (an old array with the new mask); a
+  // prefetch never faults, so a wrong address costs only its request.
+  void PrefetchHome(uint64_t hash) const {
+    const uint64_t slot = TagOf(hash) & home_mask_.load(std::memory_order_relaxed);
+    PrefetchLine(reinterpret_cast<const void*>(home_tags_.load(std::memory_order_relaxed) +
+                                               slot * sizeof(uint64_t)));
+    PrefetchLine(reinterpret_cast<const void*>(home_entries_.load(std::memory_order_relaxed) +
+                                               slot * sizeof(Entry)));
+  }
 
   // Calls f(entry) for every entry whose home slot is `home` (& mask):
   // they sit in the run of occupied slots that starts there (linear probing
@@ -175,6 +191,14 @@ class ShardTable {
       access_[j].store(old_access[i].load(std::memory_order_relaxed), std::memory_order_relaxed);
       entries_[j] = std::move(old_entries[i]);
     }
+    PublishHome();
+  }
+
+  // The copies PrefetchHome reads (see there), after each change of arrays.
+  void PublishHome() {
+    home_tags_.store(reinterpret_cast<uintptr_t>(tags_.data()), std::memory_order_relaxed);
+    home_entries_.store(reinterpret_cast<uintptr_t>(entries_.data()), std::memory_order_relaxed);
+    home_mask_.store(mask_, std::memory_order_relaxed);
   }
 
   std::vector<uint64_t> tags_;
@@ -182,6 +206,8 @@ class ShardTable {
   std::unique_ptr<std::atomic<uint32_t>[]> access_;  // parallel to tags_
   size_t mask_ = 0;
   size_t size_ = 0;
+  std::atomic<uintptr_t> home_tags_{0}, home_entries_{0};  // PrefetchHome's copies
+  std::atomic<uint64_t> home_mask_{0};
 };
 
 }  // namespace kvcg::store::cpu
