@@ -277,7 +277,7 @@ void CpuStore::RemoveAt(Shard& shard, int64_t index, bool expired, bool settle) 
   const uint64_t charge = Charge(entry.key(), entry.value());
   if (entry.expire_at != kNoExpiry) shard.volatile_keys.fetch_sub(1, std::memory_order_relaxed);
   snapshots_.BeforeWrite(shard);
-  shard.table.Erase(index, nullptr);
+  shard.table.Erase(index);
   shard.bytes -= charge;
   Release(shard, 1, static_cast<int64_t>(charge), settle);
   if (expired) Bump(shard.expired_keys);

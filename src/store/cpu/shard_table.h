@@ -80,10 +80,10 @@ class ShardTable {
     return entries_[i];
   }
 
-  // Removes the entry at `index`, moving its value into *old_value.
-  void Erase(int64_t index, std::string* old_value) {
+  // Removes the entry at `index` (a caller that wants its value reads it
+  // first).
+  void Erase(int64_t index) {
     size_t hole = static_cast<size_t>(index);
-    if (old_value != nullptr) old_value->assign(entries_[hole].value());
     // Backward-shift: pull later members of the probe run into the hole when
     // the hole lies between their home slot and their current slot.
     for (size_t j = (hole + 1) & mask_; tags_[j] != 0; j = (j + 1) & mask_) {
