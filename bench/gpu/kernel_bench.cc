@@ -140,6 +140,19 @@ void KernelRig::Destroy() {
   KVCG_CK(cudaStreamDestroy(s));
 }
 
+double MeasureWindowReads(const uint64_t* slots, uint64_t windows, KernelRig& rig, uint64_t* sink,
+                          const uint64_t* records, uint64_t rec_count) {
+  const uint64_t tiles = 132ull * 2048 / 4 * 4;
+  const int per = 64;
+  const double secs = rig.SecondsPerLaunch([&] {
+    KVCG_CK(records == nullptr
+                ? LaunchRandomWindow64(slots, windows, tiles, per, 11, sink, rig.s)
+                : LaunchRandomWindowThenRecord(slots, windows, records, rec_count, tiles, per, 13,
+                                               sink, rig.s));
+  });
+  return double(tiles) * per / secs / 1e9;
+}
+
 KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig) {
   uint64_t* sink;
   KVCG_CK(cudaMalloc(&sink, 8));

@@ -81,6 +81,14 @@ struct KernelBounds {
 };
 KernelBounds MeasureBounds(const uint64_t* base, uint64_t bytes, KernelRig& rig);
 
+// Random 64-byte window reads over `windows` windows at `slots` (a tile of 4
+// lanes a window, as a window-table probe reads), in G reads/s; with
+// `records` (rec_count 128-byte records) each read is followed by the read
+// of the record the window names (a general GET on windows). `sink`: 8
+// bytes of device memory.
+double MeasureWindowReads(const uint64_t* slots, uint64_t windows, KernelRig& rig, uint64_t* sink,
+                          const uint64_t* records = nullptr, uint64_t rec_count = 0);
+
 // One mix of general-layout batches on the L-Slab table under each kernel
 // variant ({min_blocks, tile} pairs): per variant, a warm-up launch of every
 // batch, then kKernelReps timed launches; every op must answer found (GET,

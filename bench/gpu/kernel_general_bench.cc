@@ -137,14 +137,8 @@ int RunKernelGeneral(const Args& args) {
     KVCG_CK(cudaMalloc(&sink, 8));
     KVCG_CK(cudaMemsetAsync(wbuf, 0, windows * 64, rig.s));
     KVCG_CK(cudaMemsetAsync(rbuf, 0, keys * 128, rig.s));
-    const uint64_t tiles = 132ull * 2048 / 4 * 4;
-    const int per = 64;
-    window64_gps = double(tiles) * per / rig.SecondsPerLaunch([&] {
-      KVCG_CK(LaunchRandomWindow64(wbuf, windows, tiles, per, 11, sink, rig.s));
-    }) / 1e9;
-    window_record_gps = double(tiles) * per / rig.SecondsPerLaunch([&] {
-      KVCG_CK(LaunchRandomWindowThenRecord(wbuf, windows, rbuf, keys, tiles, per, 13, sink, rig.s));
-    }) / 1e9;
+    window64_gps = MeasureWindowReads(wbuf, windows, rig, sink);
+    window_record_gps = MeasureWindowReads(wbuf, windows, rig, sink, rbuf, keys);
     KVCG_CK(cudaFree(wbuf));
     KVCG_CK(cudaFree(rbuf));
     KVCG_CK(cudaFree(sink));

@@ -61,12 +61,8 @@ WindowBench PrefillWindowTable(uint64_t keys, int keys_log2, double load, uint32
   // The bound: random 64-byte window reads over the table's windows.
   uint64_t* sink;
   KVCG_CK(cudaMalloc(&sink, 24));
-  const uint64_t tiles = 132ull * 2048 / 4 * 4;
-  const int per = 64;
   const g::WindowTableView& v = w.table->view();
-  const double secs = rig.SecondsPerLaunch(
-      [&] { KVCG_CK(LaunchRandomWindow64(v.slots, v.windows, tiles, per, 11, sink, s)); });
-  w.window64_gps = double(tiles) * per / secs / 1e9;
+  w.window64_gps = MeasureWindowReads(v.slots, v.windows, rig, sink);
   // The same reads, one batch's worth per launch: the best of 1 to 8 reads
   // per tile (fewer: more tiles to launch; more: fewer reads in flight).
   for (const int batch_per : {1, 2, 4, 8}) {
