@@ -386,6 +386,10 @@ __device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>&
     sh_type[i] = o.type;
     if (o.skip) skips |= 1u << k;
   }
+  if (marks != nullptr) {  // (uniform over the block)
+    __syncthreads();
+    if (tid == 0) marks[kMarkOpsNormalized] = GlobalNs();
+  }
   if (tid == 0) InitHeader(a);
   for (uint32_t t = tid; t < kTab; t += kBlock) {
     tab_key[t] = 0;
@@ -413,6 +417,7 @@ __device__ void OneBlockPrepare(const ArbDev& a, PrepareShared<kBlock * kItems>&
     op_slot[i] = uint16_t(t | (IsWriter(sh_type[i]) ? kSlotWriterBit : 0u));
   }
   __syncthreads();
+  if (marks != nullptr && tid == 0) marks[kMarkGrouped] = GlobalNs();
   const uint32_t scatter = a.put_count > a.write_count ? a.put_count : a.write_count;
   for (uint32_t j = tid; j < scatter; j += kBlock) ScatterPut(a, j, sh_type);
   __syncthreads();

@@ -245,7 +245,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   const size_t work = wl.total;
 
   const size_t stage_need = input + aux;
-  if (s.stage_cap < stage_need) {
+  if (!s.resident && s.stage_cap < stage_need) {
     if (s.stage != nullptr) cudaFreeHost(s.stage);
     s.stage = nullptr;
     s.stage_cap = 0;
@@ -261,6 +261,13 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
     return cudaErrorMemoryAllocation;
   }
 
+  // A resident ARB's input goes to its ring entry's stage, where the kernel
+  // finds it before it read the descriptor (resident_ring.h); it is posted
+  // next, as seq res_posted_ + 1 (PostResident).
+  static_assert(kKernelCopyInBytes <= kResidentStageBytes, "a resident ARB's input fits its stage");
+  char* const stage =
+      s.resident ? res_host_->stage[(res_posted_ + 1) % kResidentRing] : s.stage;
+
   cudaStream_t st = s.stream;
   cudaError_t err = cudaSuccess;
   const bool timed = profile_ && !s.resident;  // device timing events (not in the ring)
@@ -273,7 +280,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   size_t run_begin = 0, run_end = 0;
   auto flush = [&] {
     if (!in_kernel && err == cudaSuccess && run_end > run_begin) {
-      err = cudaMemcpyAsync(s.in.p + run_begin, s.stage + run_begin, run_end - run_begin,
+      err = cudaMemcpyAsync(s.in.p + run_begin, stage + run_begin, run_end - run_begin,
                             cudaMemcpyHostToDevice, st);
     }
     run_begin = run_end = 0;
@@ -291,7 +298,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
       });
     } else {
       ForEachColumn(b, l, [&](size_t off, const void* src, size_t bytes) {
-        if (bytes != 0) std::memcpy(s.stage + at + off, src, bytes);
+        if (bytes != 0) std::memcpy(stage + at + off, src, bytes);
       });
       if (run_end != at) run_begin = at;
       run_end = at + l.size;
@@ -303,7 +310,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   const bool aux_joins_run = run_end == input && run_end > run_begin;
   if (!aux_joins_run) flush();
 
-  char* aux_h = s.stage + input;
+  char* aux_h = stage + input;
   std::memcpy(aux_h + seg_off, segs.data(), segs.size() * sizeof(ArbSegment));
   if (general_) {  // each batch's plan as it is (ArbSegment::put_begin, write_begin)
     PutEntry* puts = reinterpret_cast<PutEntry*>(aux_h + put_off);
@@ -347,7 +354,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   a.write_count = s.write_count;
   a.host_hash = host_hash ? reinterpret_cast<const uint64_t*>(s.in.p + input + hash_off) : nullptr;
   if (in_kernel) {
-    a.stage = s.stage;
+    a.stage = stage;
     a.stage_bytes = uint32_t(input + aux);
   }
   a.allowance = int(s.reserved);

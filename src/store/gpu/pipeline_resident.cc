@@ -65,11 +65,6 @@ cudaError_t Pipeline::StartResident() {
       err = cudaErrorMemoryAllocation;
       break;
     }
-    if (s.stage_cap < kKernelCopyInBytes) {
-      const size_t want = kKernelCopyInBytes + kKernelCopyInBytes / 2 + 4096;
-      err = cudaHostAlloc(reinterpret_cast<void**>(&s.stage), want, cudaHostAllocMapped);
-      s.stage_cap = err == cudaSuccess ? want : 0;
-    }
   }
   return err;
 }
@@ -131,6 +126,8 @@ cudaError_t Pipeline::PostResident(Slot& s, const ArbDev& a, ArbView v) {
     err = LaunchResident(seq);
     if (err != cudaSuccess) return err;
   }
+  // The input is in this seq's stage (Issue put it there).
+  if (a.stage != res_host_->stage[seq % kResidentRing]) return cudaErrorInvalidValue;
   const uint32_t n = uint32_t(s.n);
   // Every block runs at once, so each tile may take its op by index
   // (arb_ops.cuh StaticClaim: no claims on one shared word, and block 0 is
@@ -160,7 +157,7 @@ cudaError_t Pipeline::PostResident(Slot& s, const ArbDev& a, ArbView v) {
   // reads them after an acquire load of it).
   std::atomic_thread_fence(std::memory_order_release);
   if (profile_) s.posted_ns = NowNs();
-  res_host_->doorbell = seq;
+  res_host_->doorbell = seq | uint64_t(a.stage_bytes) << kDoorbellBytesShift;
   res_posted_ = seq;
   s.seq = seq;
   resident_arbs_.fetch_add(1, std::memory_order_relaxed);

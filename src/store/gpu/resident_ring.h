@@ -15,8 +15,11 @@
 // to host memory and the completed sequence number next to the doorbell.
 //
 // Protocol (all words 64-bit, sequence numbers start at 1 and only grow):
-//   host:   desc[seq % kResidentRing] = the ARB; doorbell = seq (release).
-//   device: block 0 waits for doorbell >= seq, prepares, waits until ARB
+//   host:   desc[seq % kResidentRing] = the ARB, stage[seq % kResidentRing]
+//           = its input region; doorbell = seq | input bytes << 40 (release).
+//   device: block 0 waits for doorbell >= seq, reads the descriptor and the
+//           input together (one round trip: the doorbell said how many
+//           bytes; when it names a later seq, the descriptor first), prepares, waits until ARB
 //           seq - 1 is finished on the device, then go = (gen, seq); the
 //           other blocks wait for go; all run the ops; the last block
 //           publishes the results and sets done_seq = seq (host memory)
@@ -45,6 +48,9 @@ namespace kvcg::store::gpu {
 constexpr uint32_t kResidentRing = 4;         // >= the pipeline's slots
 constexpr uint32_t kResidentThreads = 256;    // per block: the prepare's and both table kernels'
 constexpr uint32_t kResidentMaxOps = 1024;    // 256 threads x 4 items: the prepare's shared memory
+constexpr uint32_t kResidentStageBytes = 32 << 10;  // an ARB's input region at most (the
+                                                    // pipeline's kKernelCopyInBytes)
+constexpr uint32_t kDoorbellBytesShift = 40;  // the doorbell's input bytes, above its seq
 constexpr uint64_t kResidentGenShift = 40;
 constexpr uint64_t kResidentSeqMask = (1ull << 39) - 1;
 constexpr uint64_t kResidentExitBit = 1ull << 39;
@@ -54,9 +60,11 @@ constexpr uint64_t kResidentExitBit = 1ull << 39;
 // written to ResidentHostWords::prof of the ARB's ring entry.
 enum ResidentMark : uint32_t {
   kMarkDoorbell,    // block 0 saw the doorbell
-  kMarkDesc,        // ... read the descriptor
-  kMarkStaged,      // ... copied the staged input to device memory
-  kMarkNormalized,  // ... normalized every op (and scattered the puts)
+  kMarkDesc,        // ... read the descriptor and the staged input
+  kMarkStaged,      // ... stored the input in device and shared memory
+  kMarkOpsNormalized,  // ... wrote every op's normalized columns
+  kMarkGrouped,     // ... grouped the ops by hash (the prepare's table)
+  kMarkNormalized,  // ... scattered the puts and write slots
   kMarkNumbered,    // ... sorted and numbered them: the prepare's end
   kMarkGo,          // ... the previous ARB finished: go
   kMarkLastGo,      // the last block to finish saw go
@@ -79,12 +87,15 @@ static_assert(sizeof(ResidentDesc) % 16 == 0, "copied in 16-byte words");
 // Page-locked, mapped host memory. Each word on its own cache line: the
 // host writes the doorbell and stop_gen, the device the other two.
 struct ResidentHostWords {
-  alignas(64) volatile uint64_t doorbell;   // the newest seq posted
+  alignas(64) volatile uint64_t doorbell;   // the newest seq posted | its input bytes << 40
   alignas(64) volatile uint64_t done_seq;   // the newest seq completed
   alignas(64) volatile uint64_t exit_word;  // gen << 40 | first seq not taken
   alignas(64) volatile uint64_t stop_gen;   // the host asks generation stop_gen to end
   ResidentDesc desc[kResidentRing];
   uint64_t prof[kResidentRing][kResidentMarks];  // with ResidentParams::profile
+  // The ARB's input region (ArbDev::stage points here), at a place the
+  // kernel knows before it read the descriptor.
+  alignas(64) char stage[kResidentRing][kResidentStageBytes];
 };
 
 // Device memory, zeroed at allocation.
