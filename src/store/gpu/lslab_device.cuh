@@ -67,7 +67,7 @@ __device__ __forceinline__ void FenceAcqRel() { asm volatile("fence.acq_rel.gpu;
 // spin lock (writer bit | reader count), high 32 bits the bucket's
 // sequence, which every writer advances as it unlocks. GETs take no lock:
 // they read optimistically and validate against the sequence (ReadBegin /
-// ReadValidate, below; the argument is at ProcessOp in lslab_kernel.cu).
+// ReadValidate, below; the argument is at ProcessOp in lslab_op.cuh).
 // The read lock remains for one-off readers that must hold a bucket still
 // (Store::KeyAccess). Every atomic on the word is 64 bits wide, so no two
 // accesses of different sizes overlap.
