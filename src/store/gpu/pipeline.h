@@ -99,6 +99,7 @@
 #include "store/gpu/eviction_kernels.h"
 #include "store/gpu/expiry_kernels.h"
 #include "store/gpu/pinned_memory.h"
+#include "store/gpu/pipeline_profile.h"
 #include "store/gpu/resident_ring.h"
 #include "store/gpu/result_epochs.h"
 #include "store/gpu/snapshot_kernels.h"
@@ -304,7 +305,7 @@ class Pipeline {
     bool resident = false;
     uint64_t seq = 0;
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
-    int64_t res_record = -1;  // when profiling: its Profile::res_records entry, until delivered
+    int64_t res_record = -1;  // when profiling: its PipelineProfile::res_records entry, until delivered
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
     // Large ARBs' prepare: the page-locked copy of the ARB's descriptor
     // that LaunchLargePrepare copies to the device. Allocated with the
@@ -564,41 +565,7 @@ class Pipeline {
   EvictTotals* evict_totals_ = nullptr;        // device
   std::atomic<uint64_t> evicted_keys_{0};
 
-  // Where the thread's time goes (ns), printed to stderr at Stop() when
-  // KVCG_GPU_PROFILE is set: the end-to-end benchmark's diagnosis tool.
-  struct Profile {
-    uint64_t idle = 0, gather = 0, launch = 0, wait = 0, frees = 0, deliver = 0;
-    uint64_t copies = 0, prepare = 0, lslab = 0;  // parts of launch: host time of the calls
-    uint64_t writes = 0, reserve = 0;  // parts of launch: the write-op pass, the rest after it
-    // Parts of writes: batches planned on this thread (write_plan.h) and
-    // their time; the heaps' Flush + Prepare (spare chunks) per ARB.
-    uint64_t planned_here = 0, plan_here = 0, heap_prep = 0;
-    uint64_t arbs = 0, ops = 0, batches = 0;
-    uint64_t handed = 0, hand = 0;  // ARBs queued for the delivery thread, time spent queuing
-    uint64_t offloaded = 0;         // the delivery thread's deliver time (its own counter)
-    // Per ARB on the device (µs, from timing events): stream work begun ->
-    // table kernel begun (copy in, prepare, waiting for the earlier ARBs'
-    // kernels it follows), -> table kernel done, -> results copied out.
-    double dev_before = 0, dev_table = 0, dev_out = 0;
-    uint64_t dev_arbs = 0;
-    // Per batch on the host (ns): Enqueue -> taken into an ARB, Enqueue ->
-    // its completion called.
-    uint64_t queued = 0, answered = 0, timed_batches = 0;
-    // Resident ARBs (ns): posted -> results seen by the pipeline thread,
-    // and on the device (its clock) between successive ResidentMarks.
-    uint64_t res_round = 0, res_timed = 0;
-    uint64_t res_stage[kResidentMarks - 1] = {};
-    // The same per resident ARB (up to kMaxResidentRecords), for the stages
-    // of the slowest ARBs: is a tail made on the device or on the host?
-    struct ResidentRecord {
-      uint64_t queued = 0;   // its first batch's Enqueue -> posted
-      uint64_t round = 0;    // posted -> results seen
-      uint64_t stage[kResidentMarks - 1] = {};
-      uint64_t deliver = 0;  // seen -> delivered inline, or handed on
-      uint64_t seen_at = 0;
-    };
-    std::vector<ResidentRecord> res_records;
-  } prof_;
+  PipelineProfile prof_;  // with profile_ (pipeline_profile.h)
   const bool profile_;
 };
 

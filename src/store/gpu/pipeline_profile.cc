@@ -41,7 +41,7 @@ void Pipeline::RecordResident(Slot& s) {
   }
   if (prof_.res_records.empty()) prof_.res_records.reserve(kMaxResidentRecords);
   s.res_record = int64_t(prof_.res_records.size());
-  Profile::ResidentRecord& rec = prof_.res_records.emplace_back();
+  PipelineProfile::ResidentRecord& rec = prof_.res_records.emplace_back();
   rec.queued = first != 0 && first < s.posted_ns ? s.posted_ns - first : 0;
   rec.round = now - s.posted_ns;
   std::copy(stage, stage + kResidentMarks - 1, rec.stage);
@@ -50,7 +50,7 @@ void Pipeline::RecordResident(Slot& s) {
 
 void Pipeline::FinishResidentRecord(Slot& s) {
   if (s.res_record < 0) return;  // not recorded (not resident, or past the cap)
-  Profile::ResidentRecord& rec = prof_.res_records[size_t(s.res_record)];
+  PipelineProfile::ResidentRecord& rec = prof_.res_records[size_t(s.res_record)];
   rec.deliver = NowNs() - rec.seen_at;
   s.res_record = -1;
 }
@@ -109,15 +109,15 @@ void Pipeline::PrintProfile() {
                prof_.queued / 1e3 / batches, prof_.answered / 1e3 / batches);
 
   // The resident ARBs ranked by Enqueue -> delivered.
-  std::vector<Profile::ResidentRecord>& recs = prof_.res_records;
+  std::vector<PipelineProfile::ResidentRecord>& recs = prof_.res_records;
   if (recs.size() < 100) return;
-  auto total = [](const Profile::ResidentRecord& r) { return r.queued + r.round + r.deliver; };
+  auto total = [](const PipelineProfile::ResidentRecord& r) { return r.queued + r.round + r.deliver; };
   std::sort(recs.begin(), recs.end(),
             [&](const auto& a, const auto& b) { return total(a) < total(b); });
   const size_t n = recs.size();
   auto band = [&](const char* name, size_t lo, size_t hi) {
     hi = std::max(hi, lo + 1);
-    Profile::ResidentRecord sum;
+    PipelineProfile::ResidentRecord sum;
     for (size_t i = lo; i < hi; ++i) {
       sum.queued += recs[i].queued;
       sum.round += recs[i].round;
