@@ -13,6 +13,7 @@
 // and 0.1 %, ranked by their first batch's Enqueue -> delivered.
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "store/gpu/pipeline.h"
 
@@ -21,6 +22,23 @@ namespace {
 
 // 2^18 records of ~100 bytes: a 20,000-sample latency run fits many times.
 constexpr size_t kMaxResidentRecords = size_t{1} << 18;
+
+// A resident ARB's device stages, between successive ResidentMarks.
+constexpr const char* kStageNames[kResidentMarks - 1] = {
+    "read", "stored", "normalized", "grouped", "scattered",
+    "numbered", "go", "last go", "ops", "published"};
+
+// "read 1.58, stored 1.20, ...": each stage's total / divisor.
+std::string StageList(const uint64_t* stage, double divisor) {
+  std::string out;
+  char item[64];
+  for (uint32_t k = 0; k + 1 < kResidentMarks; ++k) {
+    std::snprintf(item, sizeof item, "%s%s %.2f", k == 0 ? "" : ", ", kStageNames[k],
+                  stage[k] / divisor);
+    out += item;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -87,18 +105,12 @@ void Pipeline::PrintProfile() {
                "streams (device times below: those only)\n",
                (unsigned long long)resident_arbs_.load(), (unsigned long long)resident_launches_.load(),
                (unsigned long long)stream_arbs_.load());
-  static_assert(kResidentMarks == 11, "the lines below print each stage");
   if (prof_.res_timed != 0) {
     const double n = double(prof_.res_timed);
-    const uint64_t* st = prof_.res_stage;
     std::fprintf(stderr,
                  "gpu pipeline resident: per ARB (us) posted -> results seen %.2f; on the device "
-                 "doorbell -> descriptor and input read %.2f, input stored %.2f, ops normalized "
-                 "%.2f, grouped %.2f, puts scattered %.2f, numbered %.2f, go %.2f, seen by the "
-                 "last block %.2f, ops done %.2f, published %.2f\n",
-                 prof_.res_round / 1e3 / n, st[0] / 1e3 / n, st[1] / 1e3 / n, st[2] / 1e3 / n,
-                 st[3] / 1e3 / n, st[4] / 1e3 / n, st[5] / 1e3 / n, st[6] / 1e3 / n,
-                 st[7] / 1e3 / n, st[8] / 1e3 / n, st[9] / 1e3 / n);
+                 "from the doorbell: %s\n",
+                 prof_.res_round / 1e3 / n, StageList(prof_.res_stage, 1e3 * n).c_str());
   }
   const double arbs = prof_.dev_arbs != 0 ? double(prof_.dev_arbs) : 1.0;
   const double batches = prof_.timed_batches != 0 ? double(prof_.timed_batches) : 1.0;
@@ -134,11 +146,9 @@ void Pipeline::PrintProfile() {
     std::fprintf(stderr,
                  "gpu pipeline resident %s (%zu ARBs), mean us: enqueue -> posted %.2f, posted -> "
                  "seen %.2f (outside the device's marks %.2f), seen -> delivered %.2f; device: "
-                 "read %.2f, stored %.2f, normalized %.2f, grouped %.2f, scattered %.2f, numbered "
-                 "%.2f, go %.2f, last go %.2f, ops %.2f, published %.2f\n",
-                 name, hi - lo, sum.queued / c, sum.round / c, transit, sum.deliver / c, st[0] / c,
-                 st[1] / c, st[2] / c, st[3] / c, st[4] / c, st[5] / c, st[6] / c, st[7] / c,
-                 st[8] / c, st[9] / c);
+                 "%s\n",
+                 name, hi - lo, sum.queued / c, sum.round / c, transit, sum.deliver / c,
+                 StageList(st, c).c_str());
   };
   std::fprintf(stderr,
                "gpu pipeline resident: %zu ARBs recorded, enqueue -> delivered p50 %.1f p99 %.1f "

@@ -64,7 +64,8 @@ constexpr uint32_t kNoBytesHint = ~0u;
 // null (ArbDev: the input is in device memory; the prepare copies nothing).
 // bytes_hint: the region's size as the doorbell gave it; then the
 // descriptor and the region are read in one round trip over PCIe rather
-// than one after the other, every load issued before any is used (H200,
+// than one after the other, every load issued before any is used (so not
+// arb_prepare.cuh's CopyStage, which needs the destination first) (H200,
 // 512-op ARBs: the two stages took 3.4-3.7 us, now 2.4-3.1; BENCHMARKS 2x).
 __device__ __forceinline__ void ReadResidentArb(ResidentDesc& d, const ResidentDesc& host_desc,
                                                 const char* stage, uint32_t bytes_hint,

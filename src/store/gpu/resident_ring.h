@@ -61,7 +61,7 @@ constexpr uint64_t kResidentExitBit = 1ull << 39;
 enum ResidentMark : uint32_t {
   kMarkDoorbell,    // block 0 saw the doorbell
   kMarkDesc,        // ... read the descriptor and the staged input
-  kMarkStaged,      // ... stored the input in device and shared memory
+  kMarkStaged,      // ... stored the input in device memory
   kMarkOpsNormalized,  // ... wrote every op's normalized columns
   kMarkGrouped,     // ... grouped the ops by hash (the prepare's table)
   kMarkNormalized,  // ... scattered the puts and write slots
