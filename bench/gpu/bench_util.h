@@ -52,6 +52,7 @@ struct Args {
   int pregenerated = 0;       // e2e: batches of columns generated ahead per thread (0: none)
   std::string mix;            // e2e, kernel fixed8: only this mix (empty: all)
   int iterations = 20000;     // latency: measured batches per cell
+  int gpu_idle_spin_us = -1;  // latency: Config::gpu_idle_spin_us (-1: the default)
 };
 
 struct Mix {

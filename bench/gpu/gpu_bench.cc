@@ -40,6 +40,7 @@
 //                        (an embedder whose keys are already in arrays);
 //                        0 (default): generated per batch
 //   --iterations N       latency: samples per cell (default 20000)
+//   --gpu-idle-spin-us U latency: Config::gpu_idle_spin_us (default: the Config's)
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -53,7 +54,7 @@ int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s kernel|e2e|latency|expiry [--keys-log2 N] [--layout fixed8|general|both] "
                "[--cpu 0|1] [--threads T] [--depth D] [--batch N] [--seconds S] [--warmup S] "
-               "[--consume completion|submitter] [--pregenerated P] [--mix NAME] [--iterations N]\n",
+               "[--consume completion|submitter] [--pregenerated P] [--mix NAME] [--iterations N] [--gpu-idle-spin-us U]\n",
                argv0);
   return 1;
 }
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
       else if (f == "--cpu") args.cpu = std::stoi(v) != 0;
       else if (f == "--consume") args.consume_in_completion = v == "completion";
       else if (f == "--iterations") args.iterations = std::stoi(v);
+      else if (f == "--gpu-idle-spin-us") args.gpu_idle_spin_us = std::stoi(v);
       else {
         std::fprintf(stderr, "unknown flag %s\n", f.c_str());
         return Usage(argv[0]);

@@ -12,8 +12,11 @@
 // ARB is posted to a ring that a kernel staying on the device takes it
 // from) and with gpu_resident_blocks = 0 (kernels launched per ARB).
 // A ring row also counts the samples during which the resident kernel was
-// (re)launched (it ends by itself after a while, resident_ring.h) and gives
-// the p99 of the other samples, so a tail made of launches shows as such.
+// (re)launched (it ends by itself after a while, resident_ring.h), every GPU
+// row those in which the pipeline thread had gone to sleep (it polls
+// Config::gpu_idle_spin_us first; --gpu-idle-spin-us sets it), and each
+// gives the p99 of the samples that met neither, so a tail made of
+// launches or wake-ups shows as such.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,16 +44,18 @@ struct Row {
   uint32_t resident_blocks;  // GPU: the resident kernel's blocks (0 = launches per ARB)
   std::string store;
   std::vector<double> us;  // sorted
-  // Ring rows: samples during which the resident kernel was launched, and
-  // the p99 of the other samples.
+  // Samples during which the resident kernel was launched, those in which
+  // the pipeline thread slept, and the p99 of the samples with neither.
   uint64_t launch_samples = 0;
-  double p99_no_launch_us = 0;
+  uint64_t sleep_samples = 0;
+  double p99_quiet_us = 0;
 };
 
-// The resident kernel's launches so far (0 for other stores).
-uint64_t ResidentLaunches(Store* store) {
+// The resident kernel's launches and the pipeline's sleeps so far (0 for
+// other stores).
+store::gpu::GpuStore::PathCounts Counts(Store* store) {
   auto* gpu = dynamic_cast<store::gpu::GpuStore*>(store);
-  return gpu == nullptr ? 0 : gpu->path_counts().resident_launches;
+  return gpu == nullptr ? store::gpu::GpuStore::PathCounts{} : gpu->path_counts();
 }
 
 Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t resident_blocks) {
@@ -60,10 +65,11 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
   c.layout = shape.general ? Layout::kGeneral : Layout::kFixed8;
   c.expected_keys = keys;
   c.gpu_resident_blocks = resident_blocks;
+  if (args.gpu_idle_spin_us >= 0) c.gpu_idle_spin_us = uint32_t(args.gpu_idle_spin_us);
   auto store = OpenStore(c);
   Prefill(store.get(), shape, keys, args.threads);
-  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}, 0, 0};
-  std::vector<double> us_no_launch;
+  Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}, 0, 0, 0};
+  std::vector<double> us_quiet;
   row.us.reserve(size_t(args.iterations));
   Rng rng{5};
   std::vector<uint64_t> idx(kOps);
@@ -77,11 +83,14 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
       cols.Add(shape, rng.Chance(kPutPerMille), idx[i]);
     }
     cols.AppendTo(b, shape);
-    const uint64_t launches = ResidentLaunches(store.get());
+    const auto before = Counts(store.get());
     const auto t0 = Clock::now();
     Results r = store->Execute(std::move(b));
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    const bool launched = ResidentLaunches(store.get()) != launches;
+    const auto after = Counts(store.get());
+    const bool launched = after.resident_launches != before.resident_launches;
+    // The thread went to sleep before this batch came (or while it waited).
+    const bool slept = after.idle_sleeps != before.idle_sleeps;
     if (r.size() != kOps) Fail("latency: %zu results for %u ops", r.size(), kOps);
     for (uint32_t i = 0; i < kOps; ++i) {
       if (!CheckResult(r, i, Code::kOk, idx[i], shape, &sum)) {
@@ -94,23 +103,22 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
     r.Release();
     if (it >= kWarmup) {
       row.us.push_back(us);
-      if (launched) {
-        ++row.launch_samples;
-      } else {
-        us_no_launch.push_back(us);
-      }
+      row.launch_samples += launched ? 1 : 0;
+      row.sleep_samples += slept ? 1 : 0;
+      if (!launched && !slept) us_quiet.push_back(us);
     }
     std::this_thread::sleep_for(std::chrono::microseconds(kGapUs));
   }
   std::sort(row.us.begin(), row.us.end());
-  std::sort(us_no_launch.begin(), us_no_launch.end());
-  if (!us_no_launch.empty()) row.p99_no_launch_us = Quantile(us_no_launch, 0.99);
+  std::sort(us_quiet.begin(), us_quiet.end());
+  if (!us_quiet.empty()) row.p99_quiet_us = Quantile(us_quiet, 0.99);
   std::fprintf(stderr,
                "latency %s %s (resident blocks %u) 512-op batch: p50 %.1f us, p99 %.1f us, p999 %.1f us, max %.1f us "
-               "(kernel launched during %llu samples; p99 of the others %.1f us; value checksum %016llx)\n",
+               "(kernel launched during %llu samples, pipeline asleep before %llu; p99 of the others %.1f us; "
+               "value checksum %016llx)\n",
                BackendName(backend), shape.name(), row.resident_blocks, Quantile(row.us, 0.5), Quantile(row.us, 0.99),
                Quantile(row.us, 0.999), row.us.back(), (unsigned long long)row.launch_samples,
-               row.p99_no_launch_us, (unsigned long long)sum);
+               (unsigned long long)row.sleep_samples, row.p99_quiet_us, (unsigned long long)sum);
   return row;
 }
 
@@ -130,8 +138,9 @@ int RunLatency(const Args& args) {
   PrintHeader("latency");
   std::printf("  \"keys\": %llu, \"batch_ops\": %u, \"mix\": \"get95_put5\", \"threads\": 1, "
               "\"gap_us\": %d, \"timed\": \"Store::Execute (Submit + wait for the completion)\", "
-              "\"target_p99_us\": %.0f,\n",
-              (unsigned long long)(1ull << log2), kOps, kGapUs, kTargetP99Us);
+              "\"target_p99_us\": %.0f, \"gpu_idle_spin_us\": %u,\n",
+              (unsigned long long)(1ull << log2), kOps, kGapUs, kTargetP99Us,
+              args.gpu_idle_spin_us >= 0 ? uint32_t(args.gpu_idle_spin_us) : Config{}.gpu_idle_spin_us);
   std::printf("  \"results\": [\n");
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -140,12 +149,13 @@ int RunLatency(const Args& args) {
                 "\"samples\": %zu, "
                 "\"p50_us\": %.2f, \"p99_us\": %.2f, \"p999_us\": %.2f, \"max_us\": %.2f, "
                 "\"mean_us\": %.2f, \"samples_with_kernel_launch\": %llu, "
-                "\"p99_us_without_launch\": %.2f, \"store\": %s}%s\n",
+                "\"samples_after_pipeline_sleep\": %llu, "
+                "\"p99_us_without_launch_or_sleep\": %.2f, \"store\": %s}%s\n",
                 BackendName(r.backend), r.shape.name(), r.resident_blocks, r.us.size(),
                 Quantile(r.us, 0.5),
                 Quantile(r.us, 0.99), Quantile(r.us, 0.999), r.us.back(), mean,
-                (unsigned long long)r.launch_samples,
-                r.p99_no_launch_us, Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
+                (unsigned long long)r.launch_samples, (unsigned long long)r.sleep_samples,
+                r.p99_quiet_us, Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
   }
   std::printf("  ]\n}\n");
   return 0;

@@ -185,6 +185,13 @@ struct Config {
   uint32_t gpu_orchestrators = 4;    // Ignored: the GPU store has one ordered pipeline (kept so configs parse).
   uint32_t gpu_max_batch_ops = 0;    // Aggregated batch size bound; 0 = 2 x resident threads.
   uint32_t gpu_batch_timeout_us = 20;  // Aggregation time bound (Mega-KV periodic scheduling).
+  // How long the pipeline thread keeps polling for work after the store went
+  // idle before it sleeps. A sleeping thread costs the next batch a wake-up
+  // (tens of microseconds on a virtualised host, against ~26 us for a whole
+  // 512-op round trip); a polling one costs a core meanwhile. The default
+  // matches how long the resident kernel stays on the device without work
+  // (1 ms), so a store used at least every millisecond never pays either.
+  uint32_t gpu_idle_spin_us = 1000;
   // Blocks of the resident kernel that takes small aggregated batches (up to
   // 1,024 ops and 32 KB of input) from a mapped ring instead of launching
   // kernels per batch; it ends by itself after 1 ms without work. 0 = off:

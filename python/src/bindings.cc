@@ -384,6 +384,7 @@ void ApplyConfig(kvcg::Config& c, const py::kwargs& kw) {
     else if (name == "gpu_memory_bytes") c.gpu_memory_bytes = u64(name, v);
     else if (name == "gpu_max_batch_ops") c.gpu_max_batch_ops = uint32_t(u64(name, v));
     else if (name == "gpu_batch_timeout_us") c.gpu_batch_timeout_us = uint32_t(u64(name, v));
+    else if (name == "gpu_idle_spin_us") c.gpu_idle_spin_us = uint32_t(u64(name, v));
     else if (name == "gpu_resident_blocks") c.gpu_resident_blocks = uint32_t(u64(name, v));
     else if (name == "retry_timeout_ms") c.retry_timeout_ms = uint32_t(u64(name, v));
     else if (name == "hot_cache_buckets") c.hot_cache_buckets = u64(name, v);
@@ -405,7 +406,7 @@ void ApplyConfig(kvcg::Config& c, const py::kwargs& kw) {
           "open() got an unexpected keyword argument '" + name +
           "' (config keys: max_key_bytes, max_value_bytes, max_keys, max_memory_bytes, "
           "expected_keys, cpu_shards, gpu_device, gpu_memory_bytes, gpu_max_batch_ops, "
-          "gpu_batch_timeout_us, gpu_resident_blocks, retry_timeout_ms, hot_cache_buckets, router_model, router_hot_keys, "
+          "gpu_batch_timeout_us, gpu_idle_spin_us, gpu_resident_blocks, retry_timeout_ms, hot_cache_buckets, router_model, router_hot_keys, "
           "router_bins, router_threshold, router_sample_rate, router_min_hot_share, "
           "router_switch_period_ms, "
           "router_min_samples)");

@@ -294,6 +294,8 @@ std::vector<OptionSpec> MakeOptions() {
                "aggregated GPU batch bound; 0 = 2 x resident threads"),
       KVCG_U64("gpu-batch-timeout-us", store.gpu_batch_timeout_us, 0, 1000000, false,
                "aggregation time bound in microseconds"),
+      KVCG_U64("gpu-idle-spin-us", store.gpu_idle_spin_us, 0, 1000000, false,
+               "microseconds the GPU pipeline keeps polling after going idle before it sleeps"),
       KVCG_U64("gpu-resident-blocks", store.gpu_resident_blocks, 0, 1024, false,
                "blocks of the kernel that stays on the GPU for small batches; 0 = a launch per batch"),
       KVCG_ENUM("router-model", store.router.model, ParseRouterModel, RouterModelName,

@@ -5,7 +5,9 @@
 // that same-key order holds across ARBs that alternate between the ring and
 // the stream path (batches on both sides of the size limits), that a kernel
 // that ended by itself (idle) or was stopped (markers) is relaunched without
-// losing an ARB, and that concurrent submitters each see their own writes.
+// losing an ARB, that concurrent submitters each see their own writes, and
+// that Config::gpu_idle_spin_us decides whether the pipeline thread sleeps
+// between batches.
 // Without a usable GPU every test is skipped with the reason.
 #include <gtest/gtest.h>
 
@@ -27,8 +29,10 @@ namespace {
 
 using store::gpu::GpuStore;
 
-std::unique_ptr<Store> OpenResident(Layout layout, uint32_t blocks) {
+std::unique_ptr<Store> OpenResident(Layout layout, uint32_t blocks,
+                                    uint32_t idle_spin_us = Config{}.gpu_idle_spin_us) {
   Config c;
+  c.gpu_idle_spin_us = idle_spin_us;
   c.backend = Backend::kGpu;
   c.layout = layout;
   c.gpu_memory_bytes = 1ull << 30;
@@ -52,15 +56,16 @@ std::string ValueOf(bool fixed8, uint64_t v) {
 
 // Batches of `sizes` (cycled), random GET / PUT / DELETE over `keys` keys,
 // each checked op by op against a std::map; every `pause_every` batches the
-// test sleeps past the kernel's idle bound (it ends; the next post
-// relaunches it).
+// test sleeps for `pause` (by default past the kernel's idle bound: it ends;
+// the next post relaunches it).
 void RunAgainstModel(Store* store, bool fixed8, const std::vector<int>& sizes, int batches,
-                     int keys, int pause_every, uint64_t seed) {
+                     int keys, int pause_every, uint64_t seed,
+                     std::chrono::microseconds pause = std::chrono::milliseconds(3)) {
   std::mt19937_64 rng(seed);
   std::map<std::string, std::string> model;
   for (int b = 0; b < batches; ++b) {
     if (pause_every > 0 && b % pause_every == pause_every - 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      std::this_thread::sleep_for(pause);
     }
     Batch batch;
     std::vector<OpResult> want;
@@ -215,6 +220,30 @@ TEST_P(ResidentRing, ConcurrentSubmittersSeeTheirOwnWrites) {
   for (std::thread& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "submitter " << t;
   EXPECT_GE(Counts(store.get()).resident_arbs, 100u);
+}
+
+// The pipeline thread polls for gpu_idle_spin_us after going idle, then
+// sleeps: with 0 it sleeps in every pause between batches, with a spin far
+// longer than the pauses never (the store just opened may have slept once
+// before the first batch). Either way every answer is right.
+TEST_P(ResidentRing, IdleSpinDecidesWhetherThePipelineSleeps) {
+  SKIP_WITHOUT_GPU();
+  const bool fixed8 = GetParam() == Layout::kFixed8;
+  const auto pause = std::chrono::microseconds(300);
+  {
+    auto store = OpenResident(GetParam(), 16, 0);
+    ASSERT_TRUE(store);
+    const uint64_t before = Counts(store.get()).idle_sleeps;
+    RunAgainstModel(store.get(), fixed8, {64, 512}, 40, 200, 1, 21, pause);
+    EXPECT_GE(Counts(store.get()).idle_sleeps - before, 40u) << "a sleep in every pause";
+  }
+  {
+    auto store = OpenResident(GetParam(), 16, 2000000);  // 2 s
+    ASSERT_TRUE(store);
+    RunAgainstModel(store.get(), fixed8, {64, 512}, 40, 200, 1, 22, pause);
+    EXPECT_LE(Counts(store.get()).idle_sleeps, 1u) << "polled through every 300 us pause";
+    EXPECT_GE(Counts(store.get()).resident_arbs, 40u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ResidentRing, ::testing::Values(Layout::kFixed8, Layout::kGeneral),

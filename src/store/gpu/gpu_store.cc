@@ -341,7 +341,7 @@ KeyspaceStats GpuStore::Keyspace() const {
 
 GpuStore::PathCounts GpuStore::path_counts() const {
   PathCounts c;
-  pipeline_->PathCounts(&c.resident_arbs, &c.resident_launches, &c.stream_arbs);
+  pipeline_->PathCounts(&c.resident_arbs, &c.resident_launches, &c.stream_arbs, &c.idle_sleeps);
   return c;
 }
 

@@ -128,6 +128,7 @@ class GpuStore final : public Store {
   // for tests and benchmarks.
   struct PathCounts {
     uint64_t resident_arbs = 0, resident_launches = 0, stream_arbs = 0;
+    uint64_t idle_sleeps = 0;  // times the pipeline thread slept for want of work
   };
   PathCounts path_counts() const;
   // The pipeline, at a Clear marker with nothing in flight: empties the table.

@@ -236,10 +236,12 @@ class Pipeline {
   // L-Slab tables rebuilt with more buckets since Open. Thread-safe.
   uint64_t growths() const { return growths_.load(std::memory_order_relaxed); }
   // GpuStore::path_counts. Thread-safe.
-  void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* stream_arbs) const {
+  void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* stream_arbs,
+                  uint64_t* idle_sleeps) const {
     *resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
     *resident_launches = resident_launches_.load(std::memory_order_relaxed);
     *stream_arbs = stream_arbs_.load(std::memory_order_relaxed);
+    *idle_sleeps = idle_sleeps_.load(std::memory_order_relaxed);
   }
 
  private:
@@ -473,6 +475,7 @@ class Pipeline {
   const bool general_;
   const uint32_t max_ops_;
   const uint32_t timeout_us_;
+  const uint32_t idle_spin_us_;  // Config::gpu_idle_spin_us
   PinnedMemory* const pinned_;
   Slot slots_[kSlots];
   std::vector<std::pair<uint32_t, size_t>> large_temp_;  // LargeTempBytes' cache
@@ -490,6 +493,7 @@ class Pipeline {
   uint64_t res_posted_ = 0;
   uint32_t res_polls_ = 0;
   std::atomic<uint64_t> resident_arbs_{0}, resident_launches_{0}, stream_arbs_{0};
+  std::atomic<uint64_t> idle_sleeps_{0};  // times the idle thread slept (not only polled)
   Request* pending_ = nullptr;        // popped but did not fit the last ARB
   Request* marker_ = nullptr;         // a Clear or snapshot marker met while gathering
 
@@ -497,6 +501,7 @@ class Pipeline {
   std::condition_variable cv_;
   std::deque<Request*> queue_;
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};  // stop_, for the idle poll, which takes no lock
   // Lock-free view of the queue for the idle spin (a sleeping thread costs a
   // futex wake-up, tens of microseconds, on every small batch).
   std::atomic<uint64_t> queued_{0};
