@@ -1,6 +1,7 @@
 // Unit tests of the persistence options in the server's option table: Redis's
 // save syntax, its error texts, and redis.conf's "first save line replaces
-// the defaults, later ones add" rule; and of the router's model options.
+// the defaults, later ones add" rule; of the router's model options; and of
+// the GPU pipeline's idle poll.
 #include "server/server_config.h"
 
 #include <gtest/gtest.h>
@@ -129,6 +130,21 @@ TEST(ServerConfigRouter, ModelHotKeysAndThreshold) {
   EXPECT_EQ(Set(&c, "router-min-hot-share", {"0"}), "");
   EXPECT_EQ(Get(c, "router-min-hot-share"), "0");
   EXPECT_FALSE(FindOption("router-model")->runtime) << "fixed at start-up, like mode";
+}
+
+// The GPU pipeline's idle poll: default 1 ms (the store's), microseconds,
+// bounded, and fixed at start like the other store sizing options.
+TEST(ServerConfigGpu, IdleSpin) {
+  ServerConfig c;
+  EXPECT_EQ(Get(c, "gpu-idle-spin-us"), std::to_string(Config{}.gpu_idle_spin_us));
+  EXPECT_EQ(Set(&c, "gpu-idle-spin-us", {"0"}), "");
+  EXPECT_EQ(c.store.gpu_idle_spin_us, 0u);
+  EXPECT_EQ(Set(&c, "gpu-idle-spin-us", {"250"}), "");
+  EXPECT_EQ(c.store.gpu_idle_spin_us, 250u);
+  EXPECT_NE(Set(&c, "gpu-idle-spin-us", {"1000001"}), "");
+  EXPECT_NE(Set(&c, "gpu-idle-spin-us", {"-1"}), "");
+  EXPECT_EQ(c.store.gpu_idle_spin_us, 250u) << "a bad value must change nothing";
+  EXPECT_FALSE(FindOption("gpu-idle-spin-us")->runtime);
 }
 
 }  // namespace
