@@ -62,6 +62,15 @@ def test_open_bad_arguments():
     with pytest.raises(kvcg.Error, match="invalid_argument: max_key_bytes must be > 0") as e:
         kvcg.open(backend=BACKEND, max_key_bytes=0)
     assert e.value.code == "invalid_argument"
+    with pytest.raises(ValueError, match=">= 0"):
+        kvcg.open(backend=BACKEND, gpu_idle_spin_us=-1)
+
+
+def test_open_gpu_settings_are_accepted_on_any_backend():
+    # GPU settings are part of every Config (the CPU backend ignores them).
+    with kvcg.open(backend=BACKEND, gpu_idle_spin_us=0, gpu_batch_timeout_us=5) as s:
+        s.put(b"k", b"v")
+        assert s.get(b"k") == b"v"
 
 
 def test_gpu_backend_unavailable_is_an_error():
