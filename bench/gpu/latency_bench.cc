@@ -13,7 +13,8 @@
 // from) and with gpu_resident_blocks = 0 (kernels launched per ARB).
 // A ring row also counts the samples during which the resident kernel was
 // (re)launched (it ends by itself after a while, resident_ring.h), every GPU
-// row those in which the pipeline thread had gone to sleep (it polls
+// row those before which the pipeline thread had gone to sleep since the
+// previous sample was timed, i.e. during the pause (it polls
 // Config::gpu_idle_spin_us first; --gpu-idle-spin-us sets it), and each
 // gives the p99 of the samples that met neither, so a tail made of
 // launches or wake-ups shows as such.
@@ -70,6 +71,9 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
   Prefill(store.get(), shape, keys, args.threads);
   Row row{backend, shape, backend == Backend::kGpu ? resident_blocks : 0, store->Info().detail, {}, 0, 0, 0};
   std::vector<double> us_quiet;
+  // The counts when the previous sample's timing ended: a sleep in the
+  // pause between two samples is counted for the sample after it.
+  auto last = Counts(store.get());
   row.us.reserve(size_t(args.iterations));
   Rng rng{5};
   std::vector<uint64_t> idx(kOps);
@@ -83,14 +87,16 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
       cols.Add(shape, rng.Chance(kPutPerMille), idx[i]);
     }
     cols.AppendTo(b, shape);
-    const auto before = Counts(store.get());
     const auto t0 = Clock::now();
     Results r = store->Execute(std::move(b));
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     const auto after = Counts(store.get());
-    const bool launched = after.resident_launches != before.resident_launches;
-    // The thread went to sleep before this batch came (or while it waited).
-    const bool slept = after.idle_sleeps != before.idle_sleeps;
+    const bool launched = after.resident_launches != last.resident_launches;
+    // The thread went to sleep since the previous sample (in the pause, so
+    // this batch woke it; or, with no poll at all, right after this one's
+    // completion, which the next batch pays too).
+    const bool slept = after.idle_sleeps != last.idle_sleeps;
+    last = after;
     if (r.size() != kOps) Fail("latency: %zu results for %u ops", r.size(), kOps);
     for (uint32_t i = 0; i < kOps; ++i) {
       if (!CheckResult(r, i, Code::kOk, idx[i], shape, &sum)) {
