@@ -339,11 +339,7 @@ KeyspaceStats GpuStore::Keyspace() const {
   return stats;
 }
 
-GpuStore::PathCounts GpuStore::path_counts() const {
-  PathCounts c;
-  pipeline_->PathCounts(&c.resident_arbs, &c.resident_launches, &c.stream_arbs, &c.idle_sleeps);
-  return c;
-}
+GpuStore::PathCounts GpuStore::path_counts() const { return pipeline_->PathCounts(); }
 
 Status GpuStore::SetMemoryLimit(uint64_t max_memory_bytes, EvictionPolicy policy) {
   SettingMarker marker;

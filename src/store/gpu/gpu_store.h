@@ -46,6 +46,7 @@
 #include "kvcg/store.h"
 #include "store/gpu/lslab_types.h"
 #include "store/gpu/pinned_memory.h"
+#include "store/gpu/pipeline_profile.h"
 #include "store/gpu/slab_pool.h"
 #include "store/gpu/table_space.h"
 #include "store/gpu/window_space.h"
@@ -123,13 +124,11 @@ class GpuStore final : public Store {
     return general() ? static_cast<TableSpace&>(*pool_) : static_cast<TableSpace&>(*window_space_);
   }
   uint32_t max_batch_ops() const { return max_batch_ops_; }
-  // ARBs posted to the resident kernel's ring, its launches, and ARBs
-  // launched on a stream, since Open (pipeline_resident.cc). Thread-safe;
-  // for tests and benchmarks.
-  struct PathCounts {
-    uint64_t resident_arbs = 0, resident_launches = 0, stream_arbs = 0;
-    uint64_t idle_sleeps = 0;  // times the pipeline thread slept for want of work
-  };
+  // ARBs posted to the resident kernel's ring, its launches, ARBs launched
+  // on a stream, and the pipeline thread's idle sleeps, since Open
+  // (pipeline_resident.cc, pipeline.cc). Thread-safe; for tests and
+  // benchmarks.
+  using PathCounts = PipelinePathCounts;
   PathCounts path_counts() const;
   // The pipeline, at a Clear marker with nothing in flight: empties the table.
   void WipeTable();

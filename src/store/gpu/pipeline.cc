@@ -120,9 +120,8 @@ void Pipeline::Enqueue(Request* r) {
 void Pipeline::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_relaxed);
   }
-  stopping_.store(true, std::memory_order_relaxed);
   cv_.notify_one();
   if (!thread_.joinable()) return;
   thread_.join();
@@ -189,7 +188,7 @@ void Pipeline::Run() {
       const auto spin_until =
           std::chrono::steady_clock::now() + std::chrono::microseconds(idle_spin_us_);
       while (queued_.load(std::memory_order_acquire) == 0 &&
-             !stopping_.load(std::memory_order_relaxed) &&
+             !stop_.load(std::memory_order_relaxed) &&
              std::chrono::steady_clock::now() < spin_until) {
         CpuRelax();
       }

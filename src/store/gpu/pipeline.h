@@ -236,12 +236,13 @@ class Pipeline {
   // L-Slab tables rebuilt with more buckets since Open. Thread-safe.
   uint64_t growths() const { return growths_.load(std::memory_order_relaxed); }
   // GpuStore::path_counts. Thread-safe.
-  void PathCounts(uint64_t* resident_arbs, uint64_t* resident_launches, uint64_t* stream_arbs,
-                  uint64_t* idle_sleeps) const {
-    *resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
-    *resident_launches = resident_launches_.load(std::memory_order_relaxed);
-    *stream_arbs = stream_arbs_.load(std::memory_order_relaxed);
-    *idle_sleeps = idle_sleeps_.load(std::memory_order_relaxed);
+  PipelinePathCounts PathCounts() const {
+    PipelinePathCounts c;
+    c.resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
+    c.resident_launches = resident_launches_.load(std::memory_order_relaxed);
+    c.stream_arbs = stream_arbs_.load(std::memory_order_relaxed);
+    c.idle_sleeps = idle_sleeps_.load(std::memory_order_relaxed);
+    return c;
   }
 
  private:
@@ -500,10 +501,8 @@ class Pipeline {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Request*> queue_;
-  bool stop_ = false;
-  std::atomic<bool> stopping_{false};  // stop_, for the idle poll, which takes no lock
-  // Lock-free view of the queue for the idle spin (a sleeping thread costs a
-  // futex wake-up, tens of microseconds, on every small batch).
+  std::atomic<bool> stop_{false};  // set under mu_; read without it by the idle poll
+  // Lock-free view of the queue for the idle poll (Config::gpu_idle_spin_us).
   std::atomic<uint64_t> queued_{0};
   std::atomic<bool> sleeping_{false};
   std::thread thread_;

@@ -1,7 +1,8 @@
 // The GPU pipeline's profile: where its thread's time goes (ns), and each
 // resident ARB's stages, printed to stderr at Pipeline::Stop() when
 // KVCG_GPU_PROFILE is set — the end-to-end and latency benchmarks'
-// diagnosis tool. Filled and printed by pipeline_profile.cc.
+// diagnosis tool. Filled and printed by pipeline_profile.cc. Also the
+// counts of its paths, which it keeps whether profiling or not.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,13 @@
 #include "store/gpu/resident_ring.h"
 
 namespace kvcg::store::gpu {
+
+// How the pipeline's ARBs went, counted always (not only when profiling);
+// GpuStore::path_counts hands them to tests and benchmarks.
+struct PipelinePathCounts {
+  uint64_t resident_arbs = 0, resident_launches = 0, stream_arbs = 0;
+  uint64_t idle_sleeps = 0;  // times the pipeline thread slept for want of work
+};
 
 struct PipelineProfile {
   uint64_t idle = 0, gather = 0, launch = 0, wait = 0, frees = 0, deliver = 0;
