@@ -12,7 +12,9 @@
 // ARB is posted to a ring that a kernel staying on the device takes it
 // from) and with gpu_resident_blocks = 0 (kernels launched per ARB).
 // A ring row also counts the samples during which the resident kernel was
-// (re)launched (it ends by itself after a while, resident_ring.h), every GPU
+// (re)launched for the batch (it ends by itself after a while,
+// resident_ring.h; a relaunch the idle pipeline made in the pause, a
+// renewal, is counted apart and not left out of the p99), every GPU
 // row those before which the pipeline thread had gone to sleep since the
 // previous sample was timed, i.e. during the pause (it polls
 // Config::gpu_idle_spin_us first; --gpu-idle-spin-us sets it), and each
@@ -50,6 +52,9 @@ struct Row {
   uint64_t launch_samples = 0;
   uint64_t sleep_samples = 0;
   double p99_quiet_us = 0;
+  // Samples after a renewal (the idle pipeline relaunched a kernel that its
+  // lifetime ended, before the batch came): counted, not left out.
+  uint64_t renewal_samples = 0;
 };
 
 // The resident kernel's launches and the pipeline's sleeps so far (0 for
@@ -91,7 +96,11 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
     Results r = store->Execute(std::move(b));
     const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
     const auto after = Counts(store.get());
-    const bool launched = after.resident_launches != last.resident_launches;
+    // A launch made for this batch's post (not a renewal in the pause,
+    // which it does not wait for unless it came in the middle of one).
+    const bool launched = after.resident_launches - after.resident_renewals !=
+                          last.resident_launches - last.resident_renewals;
+    const bool renewed = after.resident_renewals != last.resident_renewals;
     // The thread went to sleep since the previous sample (in the pause, so
     // this batch woke it; or, with no poll at all, right after this one's
     // completion, which the next batch pays too).
@@ -111,6 +120,7 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
       row.us.push_back(us);
       row.launch_samples += launched ? 1 : 0;
       row.sleep_samples += slept ? 1 : 0;
+      row.renewal_samples += renewed ? 1 : 0;
       if (!launched && !slept) us_quiet.push_back(us);
     }
     std::this_thread::sleep_for(std::chrono::microseconds(kGapUs));
@@ -120,11 +130,12 @@ Row Measure(Backend backend, Shape shape, int log2, const Args& args, uint32_t r
   if (!us_quiet.empty()) row.p99_quiet_us = Quantile(us_quiet, 0.99);
   std::fprintf(stderr,
                "latency %s %s (resident blocks %u) 512-op batch: p50 %.1f us, p99 %.1f us, p999 %.1f us, max %.1f us "
-               "(kernel launched during %llu samples, pipeline asleep before %llu; p99 of the others %.1f us; "
-               "value checksum %016llx)\n",
+               "(kernel launched during %llu samples, renewed before %llu, pipeline asleep before %llu; "
+               "p99 of the others %.1f us; value checksum %016llx)\n",
                BackendName(backend), shape.name(), row.resident_blocks, Quantile(row.us, 0.5), Quantile(row.us, 0.99),
                Quantile(row.us, 0.999), row.us.back(), (unsigned long long)row.launch_samples,
-               (unsigned long long)row.sleep_samples, row.p99_quiet_us, (unsigned long long)sum);
+               (unsigned long long)row.renewal_samples, (unsigned long long)row.sleep_samples,
+               row.p99_quiet_us, (unsigned long long)sum);
   return row;
 }
 
@@ -155,12 +166,14 @@ int RunLatency(const Args& args) {
                 "\"samples\": %zu, "
                 "\"p50_us\": %.2f, \"p99_us\": %.2f, \"p999_us\": %.2f, \"max_us\": %.2f, "
                 "\"mean_us\": %.2f, \"samples_with_kernel_launch\": %llu, "
+                "\"samples_after_kernel_renewal\": %llu, "
                 "\"samples_after_pipeline_sleep\": %llu, "
                 "\"p99_us_without_launch_or_sleep\": %.2f, \"store\": %s}%s\n",
                 BackendName(r.backend), r.shape.name(), r.resident_blocks, r.us.size(),
                 Quantile(r.us, 0.5),
                 Quantile(r.us, 0.99), Quantile(r.us, 0.999), r.us.back(), mean,
-                (unsigned long long)r.launch_samples, (unsigned long long)r.sleep_samples,
+                (unsigned long long)r.launch_samples, (unsigned long long)r.renewal_samples,
+                (unsigned long long)r.sleep_samples,
                 r.p99_quiet_us, Quote(r.store).c_str(), i + 1 < rows.size() ? "," : "");
   }
   std::printf("  ]\n}\n");

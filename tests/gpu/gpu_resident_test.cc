@@ -7,7 +7,8 @@
 // that ended by itself (idle) or was stopped (markers) is relaunched without
 // losing an ARB, that concurrent submitters each see their own writes, and
 // that Config::gpu_idle_spin_us decides whether the pipeline thread sleeps
-// between batches.
+// between batches, and that the polling thread relaunches a kernel its
+// lifetime ended.
 // Without a usable GPU every test is skipped with the reason.
 #include <gtest/gtest.h>
 
@@ -243,6 +244,36 @@ TEST_P(ResidentRing, IdleSpinDecidesWhetherThePipelineSleeps) {
     RunAgainstModel(store.get(), fixed8, {64, 512}, 40, 200, 1, 22, pause);
     EXPECT_LE(Counts(store.get()).idle_sleeps, 1u) << "polled through every 300 us pause";
     EXPECT_GE(Counts(store.get()).resident_arbs, 40u);
+  }
+}
+
+// A launch ends at a poll for work once its lifetime (resident_ring.h,
+// 20 ms) has passed. While the pipeline thread polls too (the store is in
+// use), it relaunches the kernel at once, a renewal, so the next batch
+// waits for no launch; a thread that sleeps at once (spin 0) leaves the
+// launch to the next post. Batches every ~0.3 ms (under the kernel's 1 ms
+// idle bound) for well over one lifetime, every answer checked.
+TEST_P(ResidentRing, ALifetimeEndIsRenewedWhileThePipelinePolls) {
+  SKIP_WITHOUT_GPU();
+  const bool fixed8 = GetParam() == Layout::kFixed8;
+  const auto pause = std::chrono::microseconds(200);
+  for (uint32_t spin : {2000000u, 0u}) {
+    SCOPED_TRACE("gpu_idle_spin_us " + std::to_string(spin));
+    auto store = OpenResident(GetParam(), 16, spin);
+    ASSERT_TRUE(store);
+    const auto t0 = std::chrono::steady_clock::now();
+    RunAgainstModel(store.get(), fixed8, {512, 64}, 300, 2000, 1, 41 + spin, pause);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - t0).count();
+    const GpuStore::PathCounts c = Counts(store.get());
+    ASSERT_GE(ms, 60) << "the run outlasts the kernel's lifetime a few times";
+    EXPECT_GE(c.resident_arbs, 290u);
+    if (spin != 0) {
+      EXPECT_GE(c.resident_renewals, 1u) << c.resident_launches << " launches";
+    } else {
+      EXPECT_EQ(c.resident_renewals, 0u);
+      EXPECT_GE(c.resident_launches, 2u) << "posts relaunched the ended kernel";
+    }
   }
 }
 

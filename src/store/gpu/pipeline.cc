@@ -185,11 +185,13 @@ void Pipeline::Run() {
       // Idle: poll a while (Config::gpu_idle_spin_us: the next small batch
       // then pays no wake-up, ~5 us at the median and ~10 at p99 of a 512-op
       // round trip of ~26 on the H200 host, BENCHMARKS 2y), then sleep.
+      // Meanwhile a resident kernel that its lifetime ended is relaunched.
       const auto spin_until =
           std::chrono::steady_clock::now() + std::chrono::microseconds(idle_spin_us_);
       while (queued_.load(std::memory_order_acquire) == 0 &&
              !stop_.load(std::memory_order_relaxed) &&
              std::chrono::steady_clock::now() < spin_until) {
+        if (res_running_) RenewResident();
         CpuRelax();
       }
       if (queued_.load(std::memory_order_acquire) == 0) {

@@ -240,6 +240,7 @@ class Pipeline {
     PipelinePathCounts c;
     c.resident_arbs = resident_arbs_.load(std::memory_order_relaxed);
     c.resident_launches = resident_launches_.load(std::memory_order_relaxed);
+    c.resident_renewals = resident_renewals_.load(std::memory_order_relaxed);
     c.stream_arbs = stream_arbs_.load(std::memory_order_relaxed);
     c.idle_sleeps = idle_sleeps_.load(std::memory_order_relaxed);
     return c;
@@ -363,6 +364,9 @@ class Pipeline {
   // When the running launch has ended: relaunches it from the first ARB it
   // did not take, if one was posted.
   cudaError_t NoteResidentExit();
+  // In the idle poll: relaunches a launch that its lifetime ended (the
+  // store is in use), so the next ARB does not wait for the launch.
+  void RenewResident();
   void StopResident();
   cudaError_t Query(const Slot& s);
   void CompleteFront();
@@ -494,6 +498,7 @@ class Pipeline {
   uint64_t res_posted_ = 0;
   uint32_t res_polls_ = 0;
   std::atomic<uint64_t> resident_arbs_{0}, resident_launches_{0}, stream_arbs_{0};
+  std::atomic<uint64_t> resident_renewals_{0};  // launches of them by RenewResident
   std::atomic<uint64_t> idle_sleeps_{0};  // times the idle thread slept (not only polled)
   Request* pending_ = nullptr;        // popped but did not fit the last ARB
   Request* marker_ = nullptr;         // a Clear or snapshot marker met while gathering

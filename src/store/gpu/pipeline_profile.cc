@@ -101,10 +101,10 @@ void Pipeline::PrintProfile() {
                (unsigned long long)prof_.handed, (unsigned long long)prof_.arbs,
                prof_.hand / 1e6, prof_.offloaded / 1e6);
   std::fprintf(stderr,
-               "gpu pipeline paths: %llu ARBs on the resident ring (%llu launches), %llu on "
-               "streams (device times below: those only)\n",
+               "gpu pipeline paths: %llu ARBs on the resident ring (%llu launches, %llu of them "
+               "renewals while idle), %llu on streams (device times below: those only)\n",
                (unsigned long long)resident_arbs_.load(), (unsigned long long)resident_launches_.load(),
-               (unsigned long long)stream_arbs_.load());
+               (unsigned long long)resident_renewals_.load(), (unsigned long long)stream_arbs_.load());
   if (prof_.res_timed != 0) {
     const double n = double(prof_.res_timed);
     std::fprintf(stderr,

@@ -117,6 +117,27 @@ cudaError_t Pipeline::NoteResidentExit() {
   return first <= res_posted_ ? LaunchResident(first) : cudaSuccess;
 }
 
+void Pipeline::RenewResident() {
+  const uint64_t w = res_host_->exit_word;
+  if (!res_running_ || (w >> kResidentGenShift) != res_gen_ || (w & kResidentEndedByLife) == 0) {
+    return;
+  }
+  // Its lifetime ended it at a poll for work while this thread, idle too,
+  // polls for work: the store is in use, so the launch is made now rather
+  // than by the next ARB (a launch costs that ARB ~10-30 us: H200, 512-op
+  // batches one per ~110 us, ~0.7 % of them, most of the slowest 1 %;
+  // BENCHMARKS 2z). A cudaFree that waited in another thread for the
+  // ended launch has had its turn: CUDA waits for the work issued before
+  // the call, and the new launch ends within kLifeNs again.
+  res_running_ = false;
+  if (LaunchResident(w & kResidentSeqMask) != cudaSuccess) {
+    cudaGetLastError();  // the next post launches again and reports the error
+    res_running_ = false;
+    return;
+  }
+  resident_renewals_.fetch_add(1, std::memory_order_relaxed);
+}
+
 cudaError_t Pipeline::PostResident(Slot& s, const ArbDev& a, ArbView v) {
   // A launch that ended is noticed here rather than at the first poll.
   cudaError_t err = NoteResidentExit();

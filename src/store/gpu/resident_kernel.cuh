@@ -130,6 +130,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
     if (blockIdx.x == 0) {
       if (threadIdx.x == 0) {
         int c = 0;
+        uint64_t ended_by_life = 0;  // exit_word's kResidentEndedByLife
         // One read of host memory per poll: stop_gen is host memory too, and
         // reading it in every poll (after the doorbell's acquire) would make
         // each poll two PCIe round trips, so the doorbell would be seen
@@ -143,10 +144,12 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
             break;
           }
           const uint64_t now = GlobalNs();
-          if (now - t_last > p.idle_ns || now - t_start > p.life_ns ||
-              (polls % 16 == 0 && p.host->stop_gen == p.gen)) {
+          const bool idle = now - t_last > p.idle_ns;
+          if (!idle && now - t_start > p.life_ns) {
+            ended_by_life = kResidentEndedByLife;
             break;
           }
+          if (idle || (polls % 16 == 0 && p.host->stop_gen == p.gen)) break;
         }
         // Whether ARB seq - 1 has finished, read now (relaxed) so that at low
         // load the wait before go below costs no L2 round trip; the fence
@@ -156,7 +159,7 @@ __device__ void ResidentLoop(const ResidentParams& p, Ops ops) {
           // Ending: the other blocks leave once they ran every ARB before
           // seq; the host learns where to resume.
           StReleaseGpu64(&p.dev->go, gen_bits | kResidentExitBit | seq);
-          StReleaseSys64(&p.host->exit_word, gen_bits | seq);
+          StReleaseSys64(&p.host->exit_word, gen_bits | ended_by_life | seq);
         }
         cmd = c;
         t_last = GlobalNs();

@@ -23,12 +23,19 @@
 //           seq - 1 is finished on the device, then go = (gen, seq); the
 //           other blocks wait for go; all run the ops; the last block
 //           publishes the results and sets done_seq = seq (host memory)
-//           and finished = seq (device memory).
+//           and finished = seq (device memory). (Only block 0 polls host
+//           memory: with the others polling the doorbell too, to read the
+//           descriptor before go, a 512-op ARB took ~100 us instead of ~26
+//           on the H200 host — the doorbell's and the input's PCIe reads
+//           queued behind theirs; BENCHMARKS 2z.)
 //   exit:   the kernel ends by itself when no ARB came for idle_ns, when it
 //           has run life_ns, or when the host asks (stop_gen = its gen);
 //           it writes exit_word = gen << 40 | (first seq it did NOT take)
-//           before ending. The host relaunches (gen + 1, from that seq)
-//           when an ARB it posted was not taken.
+//           before ending, with kResidentEndedByLife when its lifetime
+//           ended it. The host relaunches (gen + 1, from that seq) when an
+//           ARB it posted was not taken, and at once when the lifetime
+//           ended it while the host polls for work (the store is in use:
+//           the next ARB then pays no launch).
 // Why it ends by itself: CUDA calls such as cudaFree and cudaFreeHost wait
 // for the whole device, so a kernel that never ended would hang any thread
 // that frees memory (the value heap, pinned batches, a table rebuild). With
@@ -53,7 +60,8 @@ constexpr uint32_t kResidentStageBytes = 32 << 10;  // an ARB's input region at 
 constexpr uint32_t kDoorbellBytesShift = 40;  // the doorbell's input bytes, above its seq
 constexpr uint64_t kResidentGenShift = 40;
 constexpr uint64_t kResidentSeqMask = (1ull << 39) - 1;
-constexpr uint64_t kResidentExitBit = 1ull << 39;
+constexpr uint64_t kResidentExitBit = 1ull << 39;      // in go: the kernel ends
+constexpr uint64_t kResidentEndedByLife = 1ull << 39;  // in exit_word: it ran life_ns
 
 // The kernel's timings of each ARB (ResidentParams::profile, for the
 // pipeline's KVCG_GPU_PROFILE): device clock readings (ns) at these points,
@@ -89,7 +97,7 @@ static_assert(sizeof(ResidentDesc) % 16 == 0, "copied in 16-byte words");
 struct ResidentHostWords {
   alignas(64) volatile uint64_t doorbell;   // the newest seq posted | its input bytes << 40
   alignas(64) volatile uint64_t done_seq;   // the newest seq completed
-  alignas(64) volatile uint64_t exit_word;  // gen << 40 | first seq not taken
+  alignas(64) volatile uint64_t exit_word;  // gen << 40 | kResidentEndedByLife? | first seq not taken
   alignas(64) volatile uint64_t stop_gen;   // the host asks generation stop_gen to end
   ResidentDesc desc[kResidentRing];
   uint64_t prof[kResidentRing][kResidentMarks];  // with ResidentParams::profile
