@@ -275,7 +275,11 @@ bool Pipeline::Gather(Slot& s) {
       pending_ = r;  // first of the next ARB
       break;
     }
-    if (profile_) prof_.queued += NowNs() - r->enqueued_ns;
+    if (profile_) {
+      const uint64_t now = NowNs();
+      prof_.queued += now - r->enqueued_ns;
+      if (s.reqs.empty()) s.taken_ns = now;
+    }
     s.begin.push_back(uint32_t(s.n));
     s.reqs.push_back(r);
     s.n += r->batch.size();

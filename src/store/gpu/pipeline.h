@@ -309,6 +309,10 @@ class Pipeline {
     bool resident = false;
     uint64_t seq = 0;
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
+    // When profiling, the host's steps before it: its first batch taken
+    // (Gather), Issue begun (after Launch's layout and reservation), the
+    // input staged (Issue's copy into the ring and the descriptor built).
+    uint64_t taken_ns = 0, issue_ns = 0, staged_ns = 0;
     int64_t res_record = -1;  // when profiling: its PipelineProfile::res_records entry, until delivered
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
     // Large ARBs' prepare: the page-locked copy of the ARB's descriptor

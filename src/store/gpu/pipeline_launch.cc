@@ -173,6 +173,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>& segs,
                             bool host_hash) {
   const size_t n = s.n;
+  if (profile_) s.issue_ns = NowNs();
   const bool small_arb = n <= kSmallArbOps;
   // Its prepare is one kernel (ArbPrepare) up to kMediumArbOps ops, a
   // dozen grid kernels and cub calls past that (arb_kernels.h).
@@ -421,6 +422,7 @@ cudaError_t Pipeline::Issue(Slot& s, size_t input, const std::vector<ArbSegment>
   uint64_t t1 = profile_ ? NowNs() : 0;
   if (profile_) prof_.copies += t1 - t0;
   if (s.resident) {
+    s.staged_ns = t1;
     s.mem_sampled = false;
     if (err == cudaSuccess) err = PostResident(s, a, v);
     if (profile_) prof_.prepare += NowNs() - t1;

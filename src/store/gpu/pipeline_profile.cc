@@ -61,6 +61,12 @@ void Pipeline::RecordResident(Slot& s) {
   s.res_record = int64_t(prof_.res_records.size());
   PipelineProfile::ResidentRecord& rec = prof_.res_records.emplace_back();
   rec.queued = first != 0 && first < s.posted_ns ? s.posted_ns - first : 0;
+  if (rec.queued != 0 && first <= s.taken_ns && s.taken_ns <= s.issue_ns &&
+      s.issue_ns <= s.staged_ns && s.staged_ns <= s.posted_ns) {
+    rec.to_taken = s.taken_ns - first;
+    rec.to_issue = s.issue_ns - s.taken_ns;
+    rec.to_staged = s.staged_ns - s.issue_ns;
+  }
   rec.round = now - s.posted_ns;
   std::copy(stage, stage + kResidentMarks - 1, rec.stage);
   rec.seen_at = now;
@@ -132,6 +138,9 @@ void Pipeline::PrintProfile() {
     PipelineProfile::ResidentRecord sum;
     for (size_t i = lo; i < hi; ++i) {
       sum.queued += recs[i].queued;
+      sum.to_taken += recs[i].to_taken;
+      sum.to_issue += recs[i].to_issue;
+      sum.to_staged += recs[i].to_staged;
       sum.round += recs[i].round;
       sum.deliver += recs[i].deliver;
       for (uint32_t k = 0; k + 1 < kResidentMarks; ++k) sum.stage[k] += recs[i].stage[k];
@@ -144,11 +153,13 @@ void Pipeline::PrintProfile() {
     // the done word's way back (PCIe), and the host's polls.
     const double transit = (double(sum.round) - double(on_device)) / c;
     std::fprintf(stderr,
-                 "gpu pipeline resident %s (%zu ARBs), mean us: enqueue -> posted %.2f, posted -> "
-                 "seen %.2f (outside the device's marks %.2f), seen -> delivered %.2f; device: "
-                 "%s\n",
-                 name, hi - lo, sum.queued / c, sum.round / c, transit, sum.deliver / c,
-                 StageList(st, c).c_str());
+                 "gpu pipeline resident %s (%zu ARBs), mean us: enqueue -> posted %.2f (taken "
+                 "%.2f, issue begun %.2f, staged %.2f, posted %.2f), posted -> seen %.2f (outside "
+                 "the device's marks %.2f), seen -> delivered %.2f; device: %s\n",
+                 name, hi - lo, sum.queued / c, sum.to_taken / c, sum.to_issue / c,
+                 sum.to_staged / c,
+                 (double(sum.queued) - double(sum.to_taken + sum.to_issue + sum.to_staged)) / c,
+                 sum.round / c, transit, sum.deliver / c, StageList(st, c).c_str());
   };
   std::fprintf(stderr,
                "gpu pipeline resident: %zu ARBs recorded, enqueue -> delivered p50 %.1f p99 %.1f "

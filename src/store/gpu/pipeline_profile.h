@@ -45,7 +45,9 @@ struct PipelineProfile {
   // The same per resident ARB (up to kMaxResidentRecords), for the stages
   // of the slowest ARBs: is a tail made on the device or on the host?
   struct ResidentRecord {
-    uint64_t queued = 0;   // its first batch's Enqueue -> posted
+    uint64_t queued = 0;   // its first batch's Enqueue -> posted, of which
+    uint64_t to_taken = 0, to_issue = 0, to_staged = 0;  // ... -> taken, -> Issue, -> staged
+                                                         // (the rest: PostResident)
     uint64_t round = 0;    // posted -> results seen
     uint64_t stage[kResidentMarks - 1] = {};
     uint64_t deliver = 0;  // seen -> delivered inline, or handed on
