@@ -80,8 +80,8 @@ cudaError_t Pipeline::Start() {
   }
   if (const cudaError_t err = StartResident(); err != cudaSuccess) return err;
   // The heaps' CUDA allocations and frees would wait for the resident kernel.
-  records_.SetBeforeCudaCall([this] { StopResident(); });
-  values_->SetBeforeCudaCall([this] { StopResident(); });
+  records_.SetBeforeCudaCall([this] { HeapCudaCall(); });
+  values_->SetBeforeCudaCall([this] { HeapCudaCall(); });
   // The configured limit and policy (Open): nothing is stored yet.
   const Config& config = store_->config();
   if (!ApplyLimit(config.max_memory_bytes, config.eviction).ok()) return cudaErrorUnknown;
@@ -551,7 +551,7 @@ void Pipeline::HandleClear(Request* r) {
     records_.Reset();
     epochs_.RetireHeap(epochs_.last_seq(), std::move(values_));
     values_ = std::make_unique<ValueHeap>();
-    values_->SetBeforeCudaCall([this] { StopResident(); });
+    values_->SetBeforeCudaCall([this] { HeapCudaCall(); });
     ++generation_;
   }
   ClearMarker* m = r->clear;

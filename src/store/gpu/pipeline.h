@@ -310,9 +310,10 @@ class Pipeline {
     uint64_t seq = 0;
     uint64_t posted_ns = 0;  // when profiling: PostResident's clock
     // When profiling, the host's steps before it: its first batch taken
-    // (Gather), Issue begun (after Launch's layout and reservation), the
-    // input staged (Issue's copy into the ring and the descriptor built).
-    uint64_t taken_ns = 0, issue_ns = 0, staged_ns = 0;
+    // (Gather), the heaps' flush and spare chunks done, the batches'
+    // layout and write plans done, Issue begun (after the reservation),
+    // the input staged (Issue's copy into the ring and the descriptor).
+    uint64_t taken_ns = 0, heaps_ns = 0, planned_ns = 0, issue_ns = 0, staged_ns = 0;
     int64_t res_record = -1;  // when profiling: its PipelineProfile::res_records entry, until delivered
     Code fail = Code::kInternal;  // what the ARB is answered with if it did not launch
     // Large ARBs' prepare: the page-locked copy of the ARB's descriptor
@@ -372,6 +373,12 @@ class Pipeline {
   // store is in use), so the next ARB does not wait for the launch.
   void RenewResident();
   void StopResident();
+  // The heaps' hook before a chunk's allocation or release: the resident
+  // kernel ends first (its CUDA call would wait for it); counted.
+  void HeapCudaCall() {
+    ++prof_.heap_cuda_calls;
+    StopResident();
+  }
   cudaError_t Query(const Slot& s);
   void CompleteFront();
   // Waits for s, releases its slabs, frees or retires its replaced memory,

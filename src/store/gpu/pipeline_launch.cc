@@ -54,11 +54,24 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 
   if (general_) {  // frees since the last ARB become takeable; a spare chunk if due
     StageTimer timer(profile_, &prof_.heap_prep);
+    uint64_t t = profile_ ? NowNs() : 0;
+    auto part = [&](int k) {
+      if (!profile_) return;
+      const uint64_t now = NowNs();
+      prof_.heap_part[k] += now - t;
+      if (now - t > 20000) ++prof_.heap_slow[k];
+      t = now;
+    };
     values_->Flush();
+    part(0);
     records_.Flush();
+    part(1);
     values_->Prepare();
+    part(2);
     records_.Prepare();
+    part(3);
   }
+  if (profile_) s.heaps_ns = NowNs();
   // Input blocks, segment table, and (general) the memory of stored values.
   std::vector<ArbSegment> segs(s.reqs.size());
   size_t input = 0;
@@ -129,6 +142,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
 
   // Room: reserve one slab / slot per storing op, or run alone on what is
   // left (the window table may then grow: nothing is in flight).
+  if (profile_) s.planned_ns = NowNs();
   StageTimer reserve_timer(profile_, &prof_.reserve);
   MakeRoom(s.grow, s.has_expiry);  // cache mode: evict first if this ARB could pass the limit
   if (s.has_expiry) evict_no_candidates_ = false;  // its EXPIREs / TTL writes make candidates
@@ -137,6 +151,7 @@ void Pipeline::Launch(Slot& s, bool exclusive) {
     // (Finish); its deliveries hold no slab, so they are not waited for.
     CompleteInFlight();
     s.exclusive = true;
+    if (profile_) ++prof_.alone;
     // The drain tightened the memory bound to what the finished ARBs left
     // plus what is in flight, which no longer counts this ARB's growth:
     // with nothing in flight the exact figure is at hand, so make room anew.

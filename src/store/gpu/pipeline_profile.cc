@@ -61,10 +61,13 @@ void Pipeline::RecordResident(Slot& s) {
   s.res_record = int64_t(prof_.res_records.size());
   PipelineProfile::ResidentRecord& rec = prof_.res_records.emplace_back();
   rec.queued = first != 0 && first < s.posted_ns ? s.posted_ns - first : 0;
-  if (rec.queued != 0 && first <= s.taken_ns && s.taken_ns <= s.issue_ns &&
-      s.issue_ns <= s.staged_ns && s.staged_ns <= s.posted_ns) {
+  if (rec.queued != 0 && first <= s.taken_ns && s.taken_ns <= s.heaps_ns &&
+      s.heaps_ns <= s.planned_ns && s.planned_ns <= s.issue_ns && s.issue_ns <= s.staged_ns &&
+      s.staged_ns <= s.posted_ns) {
     rec.to_taken = s.taken_ns - first;
-    rec.to_issue = s.issue_ns - s.taken_ns;
+    rec.to_heaps = s.heaps_ns - s.taken_ns;
+    rec.to_planned = s.planned_ns - s.heaps_ns;
+    rec.to_issue = s.issue_ns - s.planned_ns;
     rec.to_staged = s.staged_ns - s.issue_ns;
   }
   rec.round = now - s.posted_ns;
@@ -97,9 +100,15 @@ void Pipeline::PrintProfile() {
   if (general_) {
     std::fprintf(stderr,
                  "gpu pipeline writes: %llu of %llu batches planned on this thread (ms %.1f), "
-                 "heaps' flush and spare chunks ms %.1f\n",
+                 "heaps' flush and spare chunks ms %.1f (values flush %.1f, records flush %.1f, "
+                 "values prepare %.1f, records prepare %.1f; calls over 20 us %llu / %llu / %llu / "
+                 "%llu; chunk allocations and releases %llu)\n",
                  (unsigned long long)prof_.planned_here, (unsigned long long)prof_.batches,
-                 prof_.plan_here / 1e6, prof_.heap_prep / 1e6);
+                 prof_.plan_here / 1e6, prof_.heap_prep / 1e6, prof_.heap_part[0] / 1e6,
+                 prof_.heap_part[1] / 1e6, prof_.heap_part[2] / 1e6, prof_.heap_part[3] / 1e6,
+                 (unsigned long long)prof_.heap_slow[0], (unsigned long long)prof_.heap_slow[1],
+                 (unsigned long long)prof_.heap_slow[2], (unsigned long long)prof_.heap_slow[3],
+                 (unsigned long long)prof_.heap_cuda_calls);
   }
   std::fprintf(stderr,
                "gpu pipeline delivery: %llu of %llu ARBs handed to the delivery thread (ms "
@@ -108,9 +117,11 @@ void Pipeline::PrintProfile() {
                prof_.hand / 1e6, prof_.offloaded / 1e6);
   std::fprintf(stderr,
                "gpu pipeline paths: %llu ARBs on the resident ring (%llu launches, %llu of them "
-               "renewals while idle), %llu on streams (device times below: those only)\n",
+               "renewals while idle), %llu on streams (device times below: those only); %llu ran "
+               "alone for want of reserved room\n",
                (unsigned long long)resident_arbs_.load(), (unsigned long long)resident_launches_.load(),
-               (unsigned long long)resident_renewals_.load(), (unsigned long long)stream_arbs_.load());
+               (unsigned long long)resident_renewals_.load(), (unsigned long long)stream_arbs_.load(),
+               (unsigned long long)prof_.alone);
   if (prof_.res_timed != 0) {
     const double n = double(prof_.res_timed);
     std::fprintf(stderr,
@@ -139,6 +150,8 @@ void Pipeline::PrintProfile() {
     for (size_t i = lo; i < hi; ++i) {
       sum.queued += recs[i].queued;
       sum.to_taken += recs[i].to_taken;
+      sum.to_heaps += recs[i].to_heaps;
+      sum.to_planned += recs[i].to_planned;
       sum.to_issue += recs[i].to_issue;
       sum.to_staged += recs[i].to_staged;
       sum.round += recs[i].round;
@@ -154,11 +167,13 @@ void Pipeline::PrintProfile() {
     const double transit = (double(sum.round) - double(on_device)) / c;
     std::fprintf(stderr,
                  "gpu pipeline resident %s (%zu ARBs), mean us: enqueue -> posted %.2f (taken "
-                 "%.2f, issue begun %.2f, staged %.2f, posted %.2f), posted -> seen %.2f (outside "
-                 "the device's marks %.2f), seen -> delivered %.2f; device: %s\n",
-                 name, hi - lo, sum.queued / c, sum.to_taken / c, sum.to_issue / c,
-                 sum.to_staged / c,
-                 (double(sum.queued) - double(sum.to_taken + sum.to_issue + sum.to_staged)) / c,
+                 "%.2f, heaps %.2f, planned %.2f, reserved %.2f, staged %.2f, posted %.2f), posted "
+                 "-> seen %.2f (outside the device's marks %.2f), seen -> delivered %.2f; device: "
+                 "%s\n",
+                 name, hi - lo, sum.queued / c, sum.to_taken / c, sum.to_heaps / c,
+                 sum.to_planned / c, sum.to_issue / c, sum.to_staged / c,
+                 (double(sum.queued) - double(sum.to_taken + sum.to_heaps + sum.to_planned +
+                                              sum.to_issue + sum.to_staged)) / c,
                  sum.round / c, transit, sum.deliver / c, StageList(st, c).c_str());
   };
   std::fprintf(stderr,

@@ -27,8 +27,13 @@ struct PipelineProfile {
   // Parts of writes: batches planned on this thread (write_plan.h) and
   // their time; the heaps' Flush + Prepare (spare chunks) per ARB.
   uint64_t planned_here = 0, plan_here = 0, heap_prep = 0;
+  // Of heap_prep: the value heap's and the record heap's Flush and
+  // Prepare (ns), the calls of each over 20 us, and the heaps' chunk
+  // allocations and releases (each stops the resident kernel first).
+  uint64_t heap_part[4] = {}, heap_slow[4] = {}, heap_cuda_calls = 0;
   uint64_t arbs = 0, ops = 0, batches = 0;
   uint64_t handed = 0, hand = 0;  // ARBs queued for the delivery thread, time spent queuing
+  uint64_t alone = 0;  // ARBs that ran alone for want of reserved room (Launch)
   uint64_t offloaded = 0;         // the delivery thread's deliver time (its own counter)
   // Per ARB on the device (µs, from timing events): stream work begun ->
   // table kernel begun (copy in, prepare, waiting for the earlier ARBs'
@@ -46,8 +51,9 @@ struct PipelineProfile {
   // of the slowest ARBs: is a tail made on the device or on the host?
   struct ResidentRecord {
     uint64_t queued = 0;   // its first batch's Enqueue -> posted, of which
-    uint64_t to_taken = 0, to_issue = 0, to_staged = 0;  // ... -> taken, -> Issue, -> staged
-                                                         // (the rest: PostResident)
+    // ... -> taken, -> heaps done, -> planned, -> Issue, -> staged (the
+    // rest: PostResident)
+    uint64_t to_taken = 0, to_heaps = 0, to_planned = 0, to_issue = 0, to_staged = 0;
     uint64_t round = 0;    // posted -> results seen
     uint64_t stage[kResidentMarks - 1] = {};
     uint64_t deliver = 0;  // seen -> delivered inline, or handed on
