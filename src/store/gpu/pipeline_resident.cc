@@ -95,7 +95,11 @@ cudaError_t Pipeline::LaunchResident(uint64_t start_seq) {
   ResidentParams p;
   p.host = res_host_;
   p.dev = res_dev_;
-  p.gen = ++res_gen_;
+  res_gen_ = NextResidentGen(res_gen_);
+  p.gen = res_gen_;
+  // A stop request left by the launch of this generation 2^24 launches
+  // ago would end this one at once.
+  if (res_host_->stop_gen == res_gen_) res_host_->stop_gen = 0;
   p.start_seq = start_seq;
   p.idle_ns = kIdleNs;
   p.life_ns = kLifeNs;

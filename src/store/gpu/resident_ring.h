@@ -63,6 +63,19 @@ constexpr uint64_t kResidentSeqMask = (1ull << 39) - 1;
 constexpr uint64_t kResidentExitBit = 1ull << 39;      // in go: the kernel ends
 constexpr uint64_t kResidentEndedByLife = 1ull << 39;  // in exit_word: it ran life_ns
 
+// A launch's generation: 24 bits in the words (gen << 40), so it counts
+// 1 .. kResidentMaxGen and wraps to 1 (0 is the zeroed words'). Counting
+// on past 2^24 launches (~4 days of a 20 ms lifetime) would make every
+// comparison with a word fail and the store hang. Wrapping cannot alias:
+// each word holds the newest or the previous launch's generation (stop_gen
+// excepted, which a launch clears when it equals its own).
+constexpr uint64_t kResidentMaxGen = (1ull << (64 - kResidentGenShift)) - 1;
+constexpr uint64_t NextResidentGen(uint64_t gen) { return gen >= kResidentMaxGen ? 1 : gen + 1; }
+static_assert(NextResidentGen(0) == 1 && NextResidentGen(1) == 2 &&
+                  NextResidentGen(kResidentMaxGen) == 1 &&
+                  (kResidentMaxGen << kResidentGenShift) >> kResidentGenShift == kResidentMaxGen,
+              "generations wrap within their 24 bits");
+
 // The kernel's timings of each ARB (ResidentParams::profile, for the
 // pipeline's KVCG_GPU_PROFILE): device clock readings (ns) at these points,
 // written to ResidentHostWords::prof of the ARB's ring entry.
