@@ -191,7 +191,8 @@ void Pipeline::Run() {
       while (queued_.load(std::memory_order_acquire) == 0 &&
              !stop_.load(std::memory_order_relaxed) &&
              std::chrono::steady_clock::now() < spin_until) {
-        if (res_running_) RenewResident();
+        // (A failed renewal is left to the next post, which reports it.)
+        if (res_running_ && NoteResidentExit(/*renew=*/true) != cudaSuccess) cudaGetLastError();
         CpuRelax();
       }
       if (queued_.load(std::memory_order_acquire) == 0) {

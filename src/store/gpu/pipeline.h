@@ -367,11 +367,10 @@ class Pipeline {
   cudaError_t PostResident(Slot& s, const ArbDev& a, ArbView v);
   cudaError_t LaunchResident(uint64_t start_seq);
   // When the running launch has ended: relaunches it from the first ARB it
-  // did not take, if one was posted.
-  cudaError_t NoteResidentExit();
-  // In the idle poll: relaunches a launch that its lifetime ended (the
-  // store is in use), so the next ARB does not wait for the launch.
-  void RenewResident();
+  // did not take, if one was posted, or — with `renew`, from the idle poll
+  // (the store is in use) — when its lifetime ended it, so the next ARB
+  // does not wait for the launch (a renewal).
+  cudaError_t NoteResidentExit(bool renew = false);
   void StopResident();
   // The heaps' hook before a chunk's allocation or release: the resident
   // kernel ends first (its CUDA call would wait for it); counted.
@@ -509,7 +508,7 @@ class Pipeline {
   uint64_t res_posted_ = 0;
   uint32_t res_polls_ = 0;
   std::atomic<uint64_t> resident_arbs_{0}, resident_launches_{0}, stream_arbs_{0};
-  std::atomic<uint64_t> resident_renewals_{0};  // launches of them by RenewResident
+  std::atomic<uint64_t> resident_renewals_{0};  // launches of them that were renewals
   std::atomic<uint64_t> idle_sleeps_{0};  // times the idle thread slept (not only polled)
   Request* pending_ = nullptr;        // popped but did not fit the last ARB
   Request* marker_ = nullptr;         // a Clear or snapshot marker met while gathering

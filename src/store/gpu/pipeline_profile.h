@@ -16,7 +16,7 @@ namespace kvcg::store::gpu {
 // GpuStore::path_counts hands them to tests and benchmarks.
 struct PipelinePathCounts {
   uint64_t resident_arbs = 0, resident_launches = 0, stream_arbs = 0;
-  uint64_t resident_renewals = 0;  // of the launches: made by the idle poll (RenewResident)
+  uint64_t resident_renewals = 0;  // of the launches: made by the idle poll (NoteResidentExit)
   uint64_t idle_sleeps = 0;  // times the pipeline thread slept for want of work
 };
 

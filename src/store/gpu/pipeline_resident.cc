@@ -111,35 +111,27 @@ cudaError_t Pipeline::LaunchResident(uint64_t start_seq) {
   return err;
 }
 
-cudaError_t Pipeline::NoteResidentExit() {
-  if (!res_running_ || (res_host_->exit_word >> kResidentGenShift) != res_gen_) return cudaSuccess;
+cudaError_t Pipeline::NoteResidentExit(bool renew) {
+  const uint64_t w = res_host_->exit_word;
+  if (!res_running_ || (w >> kResidentGenShift) != res_gen_) return cudaSuccess;
   // The launch ended. When it did not take every ARB posted, a new one goes
   // on from the first it did not take (after the old one ends: stream
   // order); never from the next seq, which would skip them.
+  // A renewal: its lifetime ended it at a poll for work while this thread,
+  // idle too, polls for work: the store is in use, so the launch is made
+  // now rather than by the next ARB (a launch costs that ARB ~10-30 us:
+  // H200, 512-op batches one per ~110 us, ~0.7 % of them, most of the
+  // slowest 1 %; BENCHMARKS 2z). A cudaFree waiting in another thread
+  // should not be held longer for it (a waiting free holds a driver lock
+  // the launch needs; reasoned, not tested), and the new launch ends
+  // within kLifeNs again.
   res_running_ = false;
-  const uint64_t first = res_host_->exit_word & kResidentSeqMask;
-  return first <= res_posted_ ? LaunchResident(first) : cudaSuccess;
-}
-
-void Pipeline::RenewResident() {
-  const uint64_t w = res_host_->exit_word;
-  if (!res_running_ || (w >> kResidentGenShift) != res_gen_ || (w & kResidentEndedByLife) == 0) {
-    return;
-  }
-  // Its lifetime ended it at a poll for work while this thread, idle too,
-  // polls for work: the store is in use, so the launch is made now rather
-  // than by the next ARB (a launch costs that ARB ~10-30 us: H200, 512-op
-  // batches one per ~110 us, ~0.7 % of them, most of the slowest 1 %;
-  // BENCHMARKS 2z). A cudaFree that waited in another thread for the
-  // ended launch has had its turn: CUDA waits for the work issued before
-  // the call, and the new launch ends within kLifeNs again.
-  res_running_ = false;
-  if (LaunchResident(w & kResidentSeqMask) != cudaSuccess) {
-    cudaGetLastError();  // the next post launches again and reports the error
-    res_running_ = false;
-    return;
-  }
-  resident_renewals_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t first = w & kResidentSeqMask;
+  const bool renewal = renew && first > res_posted_ && (w & kResidentEndedByLife) != 0;
+  if (first > res_posted_ && !renewal) return cudaSuccess;
+  const cudaError_t err = LaunchResident(first);
+  if (renewal && err == cudaSuccess) resident_renewals_.fetch_add(1, std::memory_order_relaxed);
+  return err;
 }
 
 cudaError_t Pipeline::PostResident(Slot& s, const ArbDev& a, ArbView v) {
